@@ -1,0 +1,42 @@
+# Transcript Assembler: `make run` and `make test` set up a fresh machine and are idempotent.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: setup run test test-fast build browser-deps lint typecheck bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade "pip>=25.1"
+	$(BIN)/python -m pip install -q -e ".[server]" --group dev
+	touch $(STAMP)
+
+browser-deps:
+	bash scripts/install_browser.sh
+
+build: setup browser-deps
+	$(BIN)/python scripts/build_site.py
+
+run: setup
+	$(BIN)/python -m perf.demo build/demo/demo-session.jsonl
+	$(BIN)/transcript-assembler stats build/demo/demo-session.jsonl
+
+test: setup build
+	$(BIN)/python -m pytest -q
+
+test-fast: setup
+	$(BIN)/python -m pytest -q tests/unit tests/property tests/conformance
+
+lint: setup
+	$(BIN)/ruff check assembler definitions tests perf scripts
+	$(BIN)/mypy
+
+bench: setup
+	$(BIN)/python -m perf.run --json build/perf/results.json
+
+clean:
+	rm -rf build .pytest_cache

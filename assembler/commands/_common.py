@@ -1,0 +1,63 @@
+"""Shared CLI plumbing: loading a session with progress and file:line errors, writing output."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import IO, Any
+
+from ..logfile import LoadResult
+from ..store.jsonl import read_session
+
+__all__ = ["load", "report_problems", "Progress", "open_out", "fail"]
+
+
+class Progress:
+    """A one-line progress indicator on stderr, only when stderr is a terminal."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.enabled = sys.stderr.isatty()
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self._last < 0.1 and done < total:
+            return
+        self._last = now
+        pct = f"{100 * done / total:5.1f}%" if total else ""
+        sys.stderr.write(f"\r{self.label} {pct} ({done / 1e6:.1f} MB)")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def fail(message: str, code: int = 1) -> int:
+    sys.stderr.write(f"transcript-assembler: {message}\n")
+    return code
+
+
+def report_problems(path: str, result: LoadResult) -> None:
+    for warning in result.warnings:
+        sys.stderr.write(f"{path}: warning: {warning}\n")
+    if result.error is not None:
+        sys.stderr.write(f"{path}:{result.error}\n" if result.error.line else f"{path}: {result.error}\n")
+
+
+def load(path: str, *, strict: bool = False) -> LoadResult | None:
+    """Read a session; print warnings and the fault (``file:line: message``). None when unreadable."""
+    try:
+        result = read_session(path, strict=strict, progress=Progress(f"reading {path}"))
+    except OSError as exc:
+        fail(f"{path}: {exc.strerror or exc}")
+        return None
+    report_problems(path, result)
+    return result
+
+
+def open_out(path: str | None) -> IO[Any]:
+    if path is None or path == "-":
+        return sys.stdout.buffer
+    return open(path, "wb")

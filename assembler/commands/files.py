@@ -1,0 +1,137 @@
+"""``unpack``, ``pack`` and ``stats``: the chunk-row codec over whole session files."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections import Counter
+from typing import Any
+
+import msgspec
+
+from ..chunk_rows import expand_records, is_storage_row, repack_records
+from ..records import encode
+from ..store import zstd
+from ._common import load, open_out
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("unpack", help="expand every packed row: the header, then one logical event per line")
+    p.add_argument("file")
+    p.add_argument("-o", "--output", help="output file (default stdout; .zst compresses)")
+    p.add_argument("--strict", action="store_true", help="a torn last line is an error")
+    p.set_defaults(func=cmd_unpack)
+
+    p = sub.add_parser("pack", help="write canonical packed session JSONL (input packed, unpacked or mixed)")
+    p.add_argument("file")
+    p.add_argument("-o", "--output", help="output file (default stdout; .zst compresses)")
+    p.add_argument("--strict", action="store_true", help="a torn last line is an error")
+    p.set_defaults(func=cmd_pack)
+
+    p = sub.add_parser("stats", help="events, rows, row members, bytes and counts by event type")
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--strict", action="store_true", help="a torn last line is an error")
+    p.set_defaults(func=cmd_stats)
+
+
+def _write(args: argparse.Namespace, header: dict[str, Any], records: Any) -> None:
+    out_path = args.output
+    if out_path and zstd.is_zstd_path(out_path):
+        stream = zstd.open_write(out_path)
+    else:
+        stream = open_out(out_path)
+    try:
+        stream.write(encode(header) + b"\n")
+        batch: list[bytes] = []
+        for record in records:
+            batch.append(encode(record))
+            if len(batch) >= 4096:
+                stream.write(b"\n".join(batch) + b"\n")
+                batch.clear()
+        if batch:
+            stream.write(b"\n".join(batch) + b"\n")
+    finally:
+        if stream is not sys.stdout.buffer:
+            stream.close()
+        else:
+            stream.flush()
+
+
+def cmd_unpack(args: argparse.Namespace) -> int:
+    result = load(args.file, strict=args.strict)
+    if result is None or result.header is None:
+        return 1
+    _write(args, result.header, expand_records(result.records))
+    return 0 if result.ok else 1
+
+
+def cmd_pack(args: argparse.Namespace) -> int:
+    result = load(args.file, strict=args.strict)
+    if result is None or result.header is None:
+        return 1
+    _write(args, result.header, repack_records(result.records))
+    return 0 if result.ok else 1
+
+
+def collect_stats(path: str, result: Any) -> dict[str, Any]:
+    by_type: Counter[str] = Counter()
+    rows_by_kind: Counter[str] = Counter()
+    for record in result.records:
+        if is_storage_row(record):
+            rows_by_kind[record["type"]] += 1
+            data = record["data"]
+            by_type["assistant/chunk"] += len(data["args"] if "args" in data else data["texts"])
+        else:
+            by_type[record["type"]] += 1
+    header = result.header or {}
+    return {
+        "file": path,
+        "bytes": os.path.getsize(path),
+        "sessionId": header.get("id"),
+        "lines": result.lines,
+        "records": len(result.records),
+        "events": result.event_count,
+        "rows": result.row_count,
+        "rowMembers": result.row_members,
+        "rowsByKind": dict(sorted(rows_by_kind.items())),
+        "eventsByType": dict(by_type.most_common()),
+        "warnings": result.warnings,
+        "error": str(result.error) if result.error else None,
+    }
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    result = load(args.file, strict=args.strict)
+    if result is None:
+        return 1
+    stats = collect_stats(args.file, result)
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.format(encode(stats), indent=2) + b"\n")
+    else:
+        print(render_stats(stats))
+    return 0 if result.ok else 1
+
+
+def render_stats(stats: dict[str, Any]) -> str:
+    lines = [
+        f"file          {stats['file']}",
+        f"session       {stats['sessionId']}",
+        f"bytes         {stats['bytes']:,}",
+        f"lines         {stats['lines']:,}",
+        f"records       {stats['records']:,}  (storage lines after the header)",
+        f"events        {stats['events']:,}  (logical, rows expanded)",
+        f"rows          {stats['rows']:,}  holding {stats['rowMembers']:,} deltas",
+    ]
+    for kind, n in stats["rowsByKind"].items():
+        lines.append(f"  {kind:<20} {n:,}")
+    lines.append("events by type")
+    width = max((len(t) for t in stats["eventsByType"]), default=10)
+    for etype, n in stats["eventsByType"].items():
+        lines.append(f"  {etype:<{width}}  {n:>10,}")
+    if stats["error"]:
+        lines.append(f"stopped at     {stats['error']}")
+    return "\n".join(lines)

@@ -1,0 +1,116 @@
+"""Session JSONL files on disk: read (streaming, ``.jsonl`` or ``.jsonl.zst``) and write (packed per batch).
+
+Rules: a file is read line by line, never held as one string; parsing is ``logfile.SessionLogParser``. Writes pack
+each append batch with the chunk-row codec unless ``pack=False`` (PROTOCOL 2.3: the reader ignores that option).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, Any
+
+from ..chunk_rows import pack_chunk_runs
+from ..errors import SessionFileError
+from ..logfile import LoadResult, SessionLogParser
+from ..records import encode
+from . import zstd
+
+__all__ = ["read_session", "iter_session_lines", "write_session", "SessionWriter", "open_binary"]
+
+ProgressFn = Callable[[int, int], None]
+"""``progress(bytes_read, total_bytes)``; ``total_bytes`` is the on-disk size (compressed for ``.zst``)."""
+
+
+def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
+    """Open a session file for binary reading, decompressing ``.zst`` on the fly."""
+    p = os.fspath(path)
+    return zstd.open_read(p) if zstd.is_zstd_path(p) else open(p, "rb", buffering=1 << 20)
+
+
+def iter_session_lines(stream: IO[bytes]) -> Iterator[tuple[bytes, int, bool]]:
+    """Yield ``(line, lineno, terminated)`` with the newline (and a CR before it) removed."""
+    lineno = 0
+    for line in stream:
+        lineno += 1
+        if line.endswith(b"\n"):
+            yield (line[:-2] if line.endswith(b"\r\n") else line[:-1]), lineno, True
+        else:
+            yield line, lineno, False
+
+
+def read_session(path: str | os.PathLike[str], *, strict: bool = False,
+                 progress: ProgressFn | None = None) -> LoadResult:
+    """Read a session log. Faults are reported in ``result.error`` with the line; nothing before them is lost.
+
+    Raises:
+        OSError: the file cannot be opened.
+    """
+    p = os.fspath(path)
+    parser = SessionLogParser(strict=strict, source=p)
+    total = os.path.getsize(p)
+    compressed = zstd.is_zstd_path(p)
+    with open_binary(p) as stream:
+        tick = 0
+        try:
+            for line, lineno, terminated in iter_session_lines(stream):
+                if not parser.feed_line(line, lineno, terminated=terminated):
+                    break
+                if progress is not None and lineno - tick >= 20000:
+                    tick = lineno
+                    pos = _position(stream, compressed)
+                    progress(pos, total)
+        except Exception as exc:  # a corrupt zstd frame surfaces here
+            if compressed and parser.result.error is None:
+                parser.result.error = SessionFileError(
+                    f"cannot decompress: {exc}", line=parser.result.lines + 1)
+            else:
+                raise
+    result = parser.finish()
+    if progress is not None:
+        progress(total, total)
+    return result
+
+
+def _position(stream: IO[bytes], compressed: bool) -> int:
+    try:
+        if compressed:
+            return 0
+        return stream.tell()
+    except (OSError, ValueError):
+        return 0
+
+
+class SessionWriter:
+    """Append-only writer: the header line first, then each ``append`` batch packed on its own."""
+
+    def __init__(self, path: str | os.PathLike[str], header: dict[str, Any], *, pack: bool = True) -> None:
+        p = os.fspath(path)
+        self._stream: IO[bytes] = zstd.open_write(p) if zstd.is_zstd_path(p) else open(p, "wb")
+        self.pack = pack
+        self._stream.write(encode(header) + b"\n")
+
+    def append(self, events: Iterable[Any]) -> None:
+        """Write one batch of logical events (packed into rows when ``pack``)."""
+        records = pack_chunk_runs(events) if self.pack else list(events)
+        self.write_records(records)
+
+    def write_records(self, records: Iterable[Any]) -> None:
+        """Write storage records as they are (already packed or not)."""
+        self._stream.write(b"".join(encode(r) + b"\n" for r in records))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def __enter__(self) -> SessionWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_session(path: str | os.PathLike[str], header: dict[str, Any], events: Iterable[Any], *,
+                  pack: bool = True) -> None:
+    """Write a whole session as one batch."""
+    with SessionWriter(path, header, pack=pack) as writer:
+        writer.append(events)
