@@ -22,6 +22,7 @@ import tomllib
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "web"
@@ -69,28 +70,44 @@ class PinnedWheel:
 
 PINNED_WHEELS = (
     PinnedWheel(
-        "msgspec", "msgspec", "0.23.0",
-        f"msgspec-0.23.0-cp314-cp314-pyemscripten_{PYODIDE_ABI}_wasm32.whl",
-        "1836f50ad87e7c56600b648a1b75c3bbcce62835cb1f489435fc5fee8d068831",
-        ("msgspec",), (), EMSCRIPTEN,
+        key="msgspec",
+        name="msgspec",
+        version="0.23.0",
+        file_name=f"msgspec-0.23.0-cp314-cp314-pyemscripten_{PYODIDE_ABI}_wasm32.whl",
+        sha256="1836f50ad87e7c56600b648a1b75c3bbcce62835cb1f489435fc5fee8d068831",
+        imports=("msgspec",),
+        depends=(),
+        pip_target=EMSCRIPTEN,
     ),
     PinnedWheel(
-        "markdown-it-py", "markdown-it-py", "4.3.0",
-        "markdown_it_py-4.3.0-py3-none-any.whl",
-        "7aa1511a46c39138de78d9eba92ce47e63124d8003fc98b3a351909e04239efa",
-        ("markdown_it",), ("mdurl",), PURE,
+        key="markdown-it-py",
+        name="markdown-it-py",
+        version="4.3.0",
+        file_name="markdown_it_py-4.3.0-py3-none-any.whl",
+        sha256="7aa1511a46c39138de78d9eba92ce47e63124d8003fc98b3a351909e04239efa",
+        imports=("markdown_it",),
+        depends=("mdurl",),
+        pip_target=PURE,
     ),
     PinnedWheel(
-        "mdurl", "mdurl", "0.1.2",
-        "mdurl-0.1.2-py3-none-any.whl",
-        "84008a41e51615a49fc9966191ff91509e3c40b939176e643fd50a5c2196b8f8",
-        ("mdurl",), (), PURE,
+        key="mdurl",
+        name="mdurl",
+        version="0.1.2",
+        file_name="mdurl-0.1.2-py3-none-any.whl",
+        sha256="84008a41e51615a49fc9966191ff91509e3c40b939176e643fd50a5c2196b8f8",
+        imports=("mdurl",),
+        depends=(),
+        pip_target=PURE,
     ),
     PinnedWheel(
-        "pygments", "Pygments", "2.21.0",
-        "pygments-2.21.0-py3-none-any.whl",
-        "2363c69b61c4a97c838da3b130dcd6468f4848992b21a82f2a63ec34377137d9",
-        ("pygments",), (), PURE,
+        key="pygments",  # replaces Pyodide's own Pygments 2.20.0 entry (that wheel is not in the npm package)
+        name="Pygments",
+        version="2.21.0",
+        file_name="pygments-2.21.0-py3-none-any.whl",
+        sha256="2363c69b61c4a97c838da3b130dcd6468f4848992b21a82f2a63ec34377137d9",
+        imports=("pygments",),
+        depends=(),
+        pip_target=PURE,
     ),
 )
 
@@ -113,18 +130,22 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def check_runtime() -> dict:
+def check_runtime() -> dict[str, Any]:
     """Checks node_modules/pyodide is the pinned version; returns its lock."""
     package_json = PYODIDE_NPM / "package.json"
     if not package_json.is_file():
         raise BuildError(f"{package_json.relative_to(ROOT)} is missing: run `make browser-deps`")
     version = json.loads(package_json.read_text())["version"]
     if version != PYODIDE_VERSION:
-        raise BuildError(f"node_modules has pyodide {version}, need {PYODIDE_VERSION}: run `make browser-deps`")
+        raise BuildError(
+            f"node_modules has pyodide {version}, need {PYODIDE_VERSION}: run `make browser-deps`"
+        )
     missing = [name for name in RUNTIME_FILES if not (PYODIDE_NPM / name).is_file()]
     if missing:
-        raise BuildError(f"node_modules/pyodide lacks {', '.join(missing)}: run `rm -rf node_modules; make browser-deps`")
-    lock = json.loads((PYODIDE_NPM / "pyodide-lock.json").read_text())
+        raise BuildError(
+            f"node_modules/pyodide lacks {', '.join(missing)}: run `rm -rf node_modules; make browser-deps`"
+        )
+    lock: dict[str, Any] = json.loads((PYODIDE_NPM / "pyodide-lock.json").read_text())
     info = lock["info"]
     if not info["python"].startswith(PYODIDE_PYTHON + ".") or info["abi_version"] != PYODIDE_ABI:
         raise BuildError(f"pyodide-lock.json is for Python {info['python']} ABI {info['abi_version']}")
@@ -139,10 +160,20 @@ def fetch_wheel(wheel: PinnedWheel) -> bool:
         WHEEL_CACHE.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=WHEEL_CACHE, prefix=".download-") as tmp:
             cmd = [
-                sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-                "--no-deps", "--only-binary=:all:", *wheel.pip_target, "--dest", tmp, wheel.requirement,
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--only-binary=:all:",
+                *wheel.pip_target,
+                "--dest",
+                tmp,
+                wheel.requirement,
             ]
-            proc = subprocess.run(cmd, capture_output=True, text=True)
+            proc = subprocess.run(cmd, check=False, capture_output=True, text=True)
             got = Path(tmp) / wheel.file_name
             if proc.returncode != 0 or not got.is_file():
                 raise BuildError(
@@ -234,8 +265,9 @@ def build_own_wheel(dest: Path) -> tuple[Path, str, int]:
     return path, version, len(sources)
 
 
-def lock_entry(name: str, version: str, file_name: str, sha256: str,
-               imports: tuple[str, ...], depends: tuple[str, ...]) -> dict:
+def lock_entry(
+    name: str, version: str, file_name: str, sha256: str, imports: tuple[str, ...], depends: tuple[str, ...]
+) -> dict[str, Any]:
     return {
         "name": name,
         "version": version,
@@ -274,8 +306,12 @@ def build(out: Path) -> str:
 
     own, own_version, own_files = build_own_wheel(pyodide_dir)
     packages["transcript-assembler"] = lock_entry(
-        "transcript-assembler", own_version, own.name, sha256_file(own),
-        OWN_PACKAGES, OWN_DEPENDS,
+        "transcript-assembler",
+        own_version,
+        own.name,
+        sha256_file(own),
+        OWN_PACKAGES,
+        OWN_DEPENDS,
     )
     for key in [w.key for w in PINNED_WHEELS] + ["transcript-assembler"]:  # our dependencies must resolve
         for dep in packages[key]["depends"]:

@@ -43,7 +43,7 @@ async function boot() {
     errorCallback: (msg) => failures.push(msg),
   });
   if (failures.length) {
-    throw new Error(`loading packages failed: ${failures.join("; ")}`);
+    throw new Error(`loading packages failed: ${failures.join(" ")}`);
   }
   mark("packagesMs");
 

@@ -3,6 +3,7 @@
 Pyodide boots ONCE per test session, in the session-scoped `viewer_page`; tests share that page, so a test must
 leave it as it found it. Every request the page makes is recorded (`viewer.requests`). Prerequisites are never
 skipped: a missing browser or site fails the run with the command that fixes it.
+The page's CSP forbids eval: pass `wait_for_function` an arrow function ("() => ..."), never a bare expression.
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
 
 
 class _SiteHandler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES}
+    def guess_type(self, path: str | os.PathLike[str]) -> str:
+        return MIME_TYPES.get(Path(path).suffix) or super().guess_type(path)
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         pass
