@@ -42,7 +42,7 @@ ROW_TAGS: dict[str, tuple[str, str]] = {
     "reasoning-chunks": ("reasoning-delta", "texts"),
     "tool-call-chunks": ("tool-call-delta", "args"),
 }
-_DELTA_TO_TAG = {"text-delta": "text-chunks", "reasoning-delta": "reasoning-chunks", "tool-call-delta": "tool-call-chunks"}
+_DELTA_TO_TAG = {delta: tag for tag, (delta, _) in ROW_TAGS.items()}
 WIRE_ROW_TAGS = {tag: "chunkrow/" + tag for tag in ROW_TAGS}
 _WIRE_TO_STORAGE = {wire: tag for tag, wire in WIRE_ROW_TAGS.items()}
 
@@ -64,15 +64,15 @@ def _is_number(value: object) -> bool:
 
 def _is_safe_int(value: object) -> bool:
     if type(value) is int:
-        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER  # type: ignore[operator]
+        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
     if type(value) is float:
-        return value.is_integer() and abs(value) <= MAX_SAFE_INTEGER  # type: ignore[attr-defined]
+        return value.is_integer() and abs(value) <= MAX_SAFE_INTEGER
     return False
 
 
 def is_storage_row(value: object) -> bool:
     """True when ``value`` carries one of the three storage row tags."""
-    return type(value) is dict and value.get("type") in ROW_TAGS  # type: ignore[union-attr]
+    return type(value) is dict and value.get("type") in ROW_TAGS
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -138,15 +138,10 @@ class _Run:
 
 
 def _continues(run: _Run, key: tuple[Any, ...], seq: Any, time: Any) -> bool:
+    # Tuples compare numbers by value (1 == 1.0, as JS ===); bools were excluded by the packable test.
     if key != run.key or seq != run.last_seq + 1:
         return False
     return _is_safe_int(time - run.last_time)
-
-
-def _keys_equal(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    # Tuples compare numbers by value (1 == 1.0, as JS ===) but would also equate True with 1; the packable test
-    # has already excluded bools, so tuple equality is exact here.
-    return a == b
 
 
 def _emit_run(run: _Run) -> Iterator[dict[str, Any]]:
@@ -312,7 +307,7 @@ def decode_storage_record(value: Any) -> list[Any]:
         call_id = data["id"]
         named = "name" in data
         name = data.get("name")
-        for k, (time, delta) in enumerate(zip(times, data["args"])):
+        for k, (time, delta) in enumerate(zip(times, data["args"], strict=True)):
             chunk: dict[str, Any] = {"type": "tool-call-delta", "index": index, "id": call_id}
             if named:
                 chunk["name"] = name
@@ -321,7 +316,7 @@ def decode_storage_record(value: Any) -> list[Any]:
                         "data": {"turn": turn, "step": step, "chunk": chunk}})
     else:
         ctype = ROW_TAGS[tag][0]
-        for k, (time, text) in enumerate(zip(times, data["texts"])):
+        for k, (time, text) in enumerate(zip(times, data["texts"], strict=True)):
             out.append({"type": "assistant/chunk", "seq": seq + k, "time": time,
                         "data": {"turn": turn, "step": step, "chunk": {"type": ctype, "index": index, "text": text}}})
     return out

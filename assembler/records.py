@@ -8,7 +8,7 @@ unknown event types and fields pass through intact; chunk-row data is strict (ex
 from __future__ import annotations
 
 from itertools import accumulate
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
@@ -49,7 +49,7 @@ MAX_SAFE_INTEGER = 2**53 - 1
 SafeInt = Annotated[int, Meta(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)]
 SeqInt = Annotated[int, Meta(ge=0, le=MAX_SAFE_INTEGER)]
 # "numeric" in PROTOCOL 2.2 means any JS number: integral or not, never bool.
-Number = Union[int, float]
+Number = int | float
 NonEmptyStrings = Annotated[list[str], Meta(min_length=1)]
 
 
@@ -103,7 +103,7 @@ class _RowBase(Struct, frozen=True, forbid_unknown_fields=True, tag_field="type"
     time: SafeInt
 
 
-class TextChunksEvent(_RowBase, tag="chunkrow/text-chunks"):
+class TextChunksEvent(_RowBase, frozen=True, tag="chunkrow/text-chunks"):
     """A packed run of ``text-delta`` chunks; ``seq``/``time`` are the first member's."""
 
     data: TextRowData
@@ -112,7 +112,7 @@ class TextChunksEvent(_RowBase, tag="chunkrow/text-chunks"):
         _check_row(self.seq, self.time, self.data.dt, len(self.data.texts))
 
 
-class ReasoningChunksEvent(_RowBase, tag="chunkrow/reasoning-chunks"):
+class ReasoningChunksEvent(_RowBase, frozen=True, tag="chunkrow/reasoning-chunks"):
     """A packed run of ``reasoning-delta`` chunks."""
 
     data: TextRowData
@@ -121,7 +121,7 @@ class ReasoningChunksEvent(_RowBase, tag="chunkrow/reasoning-chunks"):
         _check_row(self.seq, self.time, self.data.dt, len(self.data.texts))
 
 
-class ToolCallChunksEvent(_RowBase, tag="chunkrow/tool-call-chunks"):
+class ToolCallChunksEvent(_RowBase, frozen=True, tag="chunkrow/tool-call-chunks"):
     """A packed run of ``tool-call-delta`` chunks of one call id."""
 
     data: ToolCallRowData
@@ -130,7 +130,7 @@ class ToolCallChunksEvent(_RowBase, tag="chunkrow/tool-call-chunks"):
         _check_row(self.seq, self.time, self.data.dt, len(self.data.args))
 
 
-ChunkRowEvent = Union[TextChunksEvent, ReasoningChunksEvent, ToolCallChunksEvent]
+ChunkRowEvent = TextChunksEvent | ReasoningChunksEvent | ToolCallChunksEvent
 CHUNK_ROW_TYPES = frozenset(
     {"chunkrow/text-chunks", "chunkrow/reasoning-chunks", "chunkrow/tool-call-chunks"}
 )
@@ -148,7 +148,7 @@ class ChunksRecord(Struct, frozen=True, tag_field="type", tag="chunks"):
     event: ChunkRowEvent
 
 
-HistoryRecord = Union[EventRecord, ChunksRecord]
+HistoryRecord = EventRecord | ChunksRecord
 
 
 class SessionPage(Struct, frozen=True):
@@ -179,7 +179,7 @@ class EventFrame(Struct, frozen=True, tag_field="type", tag="event"):
     event: SessionEvent
 
 
-FollowFrame = Union[SnapshotFrame, EventFrame]
+FollowFrame = SnapshotFrame | EventFrame
 
 _page_decoder = msgspec.json.Decoder(SessionPage)
 _frame_decoder = msgspec.json.Decoder(FollowFrame)

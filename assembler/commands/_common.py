@@ -42,8 +42,13 @@ def fail(message: str, code: int = 1) -> int:
 def report_problems(path: str, result: LoadResult) -> None:
     for warning in result.warnings:
         sys.stderr.write(f"{path}: warning: {warning}\n")
-    if result.error is not None:
-        sys.stderr.write(f"{path}:{result.error}\n" if result.error.line else f"{path}: {result.error}\n")
+    error = result.error
+    if error is not None:
+        if error.line is not None:
+            seq = f" (seq {error.seq})" if error.seq is not None else ""
+            sys.stderr.write(f"{path}:{error.line}: error: {error.message}{seq}\n")
+        else:
+            sys.stderr.write(f"{path}: error: {error}\n")
 
 
 def load(path: str, *, strict: bool = False) -> LoadResult | None:

@@ -36,11 +36,11 @@ def open_read(path: str) -> IO[bytes]:
         return _std.open(path, "rb")  # type: ignore[no-any-return]
     raw = open(path, "rb")
     reader = _zstandard.ZstdDecompressor().stream_reader(raw, closefd=True, read_across_frames=True)
-    return io.BufferedReader(reader, buffer_size=1 << 20)  # type: ignore[arg-type]
+    return io.BufferedReader(reader, buffer_size=1 << 20)
 
 
 def open_write(path: str, level: int = 3) -> IO[bytes]:
     if _std is not None:
         return _std.open(path, "wb", level=level)  # type: ignore[no-any-return]
     raw = open(path, "wb")
-    return _zstandard.ZstdCompressor(level=level).stream_writer(raw, closefd=True)  # type: ignore[return-value]
+    return _zstandard.ZstdCompressor(level=level).stream_writer(raw, closefd=True)

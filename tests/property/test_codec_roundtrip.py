@@ -7,8 +7,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assembler.chunk_rows import expand_records, pack_chunk_runs, repack_records, slice_storage_row, \
-    storage_record_range
+from assembler.chunk_rows import (
+    expand_records,
+    pack_chunk_runs,
+    repack_records,
+    slice_storage_row,
+    storage_record_range,
+)
 from assembler.records import encode
 
 texts = st.sampled_from(["", " ", "a", "\n", "é", "token", "  ", "{", "\u3000", "x y"])
