@@ -1,26 +1,91 @@
-"""Message-aligned history pages (PROTOCOL 3.2): select on logical seqs, then pack into history records.
+"""Message-aligned history pages and the follow snapshot (PROTOCOL 3.2, 3.3): select on logical seqs, then pack.
 
-Rules: a page is the slice ``events[cut:end]`` where ``cut`` is the group start of the N-th newest append-origin
-message; packing happens only after the cut, so it never moves it. Pure; the log is a list of logical events.
+Rules: a page is the logical slice ``[cut, end)`` where ``cut`` is the group start of the N-th newest append-origin
+message; packing happens only after the cut, so it never moves it. Two paths give byte-identical values:
+
+* the *reference* path (``paginate`` / ``page_value``) works on the fully expanded logical log, as the reference
+  host does;
+* the *no-expansion* path (``MessageIndex``) keeps a message-boundary index over storage records (rows stay rows),
+  slices a row only where a page boundary falls inside it, and re-packs with ``repack_records``.
+
+Pure and sans-I/O: storage records in (as ``read_session`` gives them), JSON-ready dict values out.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .chunk_rows import is_storage_row, pack_chunk_runs, storage_row_to_wire
+from .chunk_rows import (
+    is_storage_row,
+    pack_chunk_runs,
+    repack_records,
+    row_member_count,
+    slice_storage_row,
+    storage_row_to_wire,
+)
+from .errors import AssemblerError, DiscontinuityError
+from .records import MAX_SAFE_INTEGER
 
 __all__ = [
     "DEFAULT_MAX_MESSAGES",
+    "PageRequestError",
+    "MessageIndex",
+    "check_page_request",
+    "check_max_messages",
+    "group_start",
     "is_append_message",
     "paginate",
     "history_records",
     "page_value",
+    "snapshot_value",
 ]
 
 DEFAULT_MAX_MESSAGES = 50
 _MESSAGE_TYPES = frozenset({"user/message", "assistant/message"})
+
+
+class PageRequestError(AssemblerError):
+    """A page or follow request field breaks its rule (the reference's ``gateway/bad-request``)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(field, message)
+        self.field = field
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}"
+
+
+def _is_int(value: object) -> bool:
+    return type(value) is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+
+
+def check_max_messages(max_messages: object) -> int:
+    """Validate ``maxMessages`` (a positive safe integer) and return it.
+
+    Raises:
+        PageRequestError: not a positive safe integer.
+    """
+    if not _is_int(max_messages) or max_messages < 1:  # type: ignore[operator]
+        raise PageRequestError("maxMessages", f"must be a positive safe integer, got {max_messages!r}")
+    return max_messages  # type: ignore[return-value]
+
+
+def check_page_request(through_seq: object, before_seq: object, max_messages: object, last_seq: int) -> None:
+    """Apply the ``session.page`` field rules of PROTOCOL 3.2 against a log whose last seq is ``last_seq``.
+
+    Raises:
+        PageRequestError: naming the first field that breaks its rule; ``throughSeq`` past ``last_seq`` included.
+    """
+    if not _is_int(through_seq) or through_seq < -1:  # type: ignore[operator]
+        raise PageRequestError("throughSeq", f"must be a safe integer >= -1, got {through_seq!r}")
+    if before_seq is not None and (not _is_int(before_seq) or before_seq < 0):  # type: ignore[operator]
+        raise PageRequestError("beforeSeq", f"must be a safe integer >= 0, got {before_seq!r}")
+    check_max_messages(max_messages)
+    if through_seq > last_seq:  # type: ignore[operator]
+        raise PageRequestError("throughSeq", f"{through_seq} is past the last seq of the log ({last_seq})")
 
 
 def is_append_message(event: dict[str, Any]) -> bool:
@@ -28,16 +93,36 @@ def is_append_message(event: dict[str, Any]) -> bool:
     return event.get("type") in _MESSAGE_TYPES and event.get("surfaceOp") == "append"
 
 
+def group_start(event: dict[str, Any]) -> int:
+    """The smallest of a message's own seq and its ``sourceEventSeqs`` (non-integer or negative sources ignored)."""
+    start: int = event["seq"]
+    sources = event.get("sourceEventSeqs")
+    if type(sources) is list:
+        for source in sources:
+            if type(source) is int and 0 <= source < start:
+                start = source
+    return start
+
+
+def _page_end(count: int, through_seq: int | None, before_seq: int | None) -> int:
+    if through_seq is None:
+        through_seq = count - 1
+    end = through_seq + 1 if before_seq is None else min(through_seq + 1, before_seq)
+    return max(0, min(end, count))
+
+
 def paginate(events: Sequence[dict[str, Any]], through_seq: int | None = None, before_seq: int | None = None,
              max_messages: int = DEFAULT_MAX_MESSAGES) -> tuple[int, int, bool]:
-    """Choose a page: returns ``(cut, end, has_more)``; the page is ``events[cut:end]``.
+    """Choose a page on the expanded logical log (the reference): ``(cut, end, has_more)``, page ``events[cut:end]``.
 
-    ``events[i]["seq"] == i`` is assumed (a contiguous log from 0). ``through_seq`` defaults to the last seq.
+    ``events[i]["seq"] == i`` is assumed (a contiguous log from 0). ``through_seq`` defaults to the last seq;
+    ``through_seq = -1`` or ``before_seq = 0`` gives an empty page with ``has_more`` False.
+
+    Raises:
+        PageRequestError: ``max_messages`` is not a positive integer.
     """
-    if through_seq is None:
-        through_seq = len(events) - 1
-    end = through_seq + 1 if before_seq is None else min(through_seq + 1, before_seq)
-    end = max(0, min(end, len(events)))
+    check_max_messages(max_messages)
+    end = _page_end(len(events), through_seq, before_seq)
     count = 0
     cut = 0
     for i in range(end - 1, -1, -1):
@@ -46,8 +131,7 @@ def paginate(events: Sequence[dict[str, Any]], through_seq: int | None = None, b
             continue
         count += 1
         if count == max_messages:
-            sources = event.get("sourceEventSeqs") or ()
-            cut = min([event["seq"], *sources])
+            cut = group_start(event)
             break
     return cut, end, cut > 0
 
@@ -65,6 +149,121 @@ def history_records(storage_records: Iterable[Any]) -> list[dict[str, Any]]:
 
 def page_value(events: Sequence[dict[str, Any]], through_seq: int | None = None, before_seq: int | None = None,
                max_messages: int = DEFAULT_MAX_MESSAGES) -> dict[str, Any]:
-    """The ``SessionPage`` value for a logical log: paginate, then pack the selected slice."""
+    """The reference ``SessionPage`` value for a logical log: paginate, then pack the selected slice."""
     cut, end, has_more = paginate(events, through_seq, before_seq, max_messages)
     return {"records": history_records(pack_chunk_runs(events[cut:end])), "hasMore": has_more}
+
+
+def snapshot_value(header: dict[str, Any], events: Sequence[dict[str, Any]],
+                   max_messages: int = DEFAULT_MAX_MESSAGES) -> dict[str, Any]:
+    """The reference follow snapshot frame (PROTOCOL 3.3): the tail page, whose last record ends at ``cursor``."""
+    cursor = len(events) - 1
+    page = page_value(events, None, None, max_messages)
+    return {"type": "snapshot", "header": header, "cursor": cursor, "records": page["records"],
+            "hasMore": page["hasMore"], "projections": {"asOfSeq": cursor, "values": {}}}
+
+
+class MessageIndex:
+    """A message-boundary index over storage records: pages straight from a packed log, rows never expanded.
+
+    Kept per record: its first logical seq. Kept per append-origin message: its seq and its group start. Both lists
+    only grow, so a growing file extends the index with ``extend``. ``records`` is the index's own list.
+    """
+
+    __slots__ = ("records", "_firsts", "_msg_seqs", "_msg_starts", "event_count")
+
+    def __init__(self, records: Iterable[dict[str, Any]] = ()) -> None:
+        self.records: list[dict[str, Any]] = []
+        self._firsts: list[int] = []
+        self._msg_seqs: list[int] = []
+        self._msg_starts: list[int] = []
+        self.event_count = 0
+        self.extend(records)
+
+    @property
+    def last_seq(self) -> int:
+        """The last logical seq, or -1 for an empty log."""
+        return self.event_count - 1
+
+    @property
+    def message_count(self) -> int:
+        return len(self._msg_seqs)
+
+    def extend(self, records: Iterable[dict[str, Any]]) -> None:
+        """Append storage records that continue the log (as ``SessionLogParser`` produced them).
+
+        Raises:
+            DiscontinuityError: a record does not start at the next logical seq.
+        """
+        firsts, count = self._firsts, self.event_count
+        for record in records:
+            if is_storage_row(record):
+                first = record["seq0"]
+                n = row_member_count(record)
+            else:
+                first = record["seq"]
+                n = 1
+                if is_append_message(record):
+                    self._msg_seqs.append(first)
+                    self._msg_starts.append(group_start(record))
+            if first != count:
+                self.event_count = count
+                raise DiscontinuityError(count, first, "message index")
+            firsts.append(first)
+            self.records.append(record)
+            count += n
+        self.event_count = count
+
+    def select(self, through_seq: int | None = None, before_seq: int | None = None,
+               max_messages: int = DEFAULT_MAX_MESSAGES) -> tuple[int, int, bool]:
+        """``(cut, end, has_more)`` exactly as ``paginate`` gives on the expanded log, in O(log n).
+
+        Raises:
+            PageRequestError: ``max_messages`` is not a positive integer.
+        """
+        check_max_messages(max_messages)
+        end = _page_end(self.event_count, through_seq, before_seq)
+        # Messages with seq < end, oldest first; the N-th newest is N places from the end of that prefix.
+        k = bisect_left(self._msg_seqs, end) - max_messages
+        cut = self._msg_starts[k] if k >= 0 else 0
+        return cut, end, cut > 0
+
+    def storage_slice(self, cut: int, end: int) -> list[dict[str, Any]]:
+        """The storage records covering logical seqs ``[cut, end)``, rows at either edge sliced (not expanded)."""
+        if cut >= end:
+            return []
+        firsts = self._firsts
+        i0 = bisect_right(firsts, cut) - 1
+        i1 = bisect_right(firsts, end - 1) - 1
+        out = self.records[i0:i1 + 1]
+        head, tail = out[0], out[-1]
+        if i0 == i1:
+            if is_storage_row(head):
+                out[0] = slice_storage_row(head, cut, end - 1)
+            return out
+        if is_storage_row(head) and head["seq0"] != cut:
+            out[0] = slice_storage_row(head, cut, head["seq0"] + row_member_count(head) - 1)
+        if is_storage_row(tail):
+            out[-1] = slice_storage_row(tail, tail["seq0"], min(end - 1, tail["seq0"] + row_member_count(tail) - 1))
+        return out
+
+    def page(self, through_seq: int | None = None, before_seq: int | None = None,
+             max_messages: int = DEFAULT_MAX_MESSAGES) -> dict[str, Any]:
+        """The ``SessionPage`` value; ``encode`` of it equals ``encode(page_value(expanded log, ...))``.
+
+        Raises:
+            PageRequestError: ``max_messages`` is not a positive integer.
+        """
+        cut, end, has_more = self.select(through_seq, before_seq, max_messages)
+        return {"records": history_records(repack_records(self.storage_slice(cut, end))), "hasMore": has_more}
+
+    def snapshot(self, header: dict[str, Any], max_messages: int = DEFAULT_MAX_MESSAGES) -> dict[str, Any]:
+        """The follow snapshot frame value (PROTOCOL 3.3) at the current end of the index.
+
+        Raises:
+            PageRequestError: ``max_messages`` is not a positive integer.
+        """
+        cursor = self.last_seq
+        page = self.page(None, None, max_messages)
+        return {"type": "snapshot", "header": header, "cursor": cursor, "records": page["records"],
+                "hasMore": page["hasMore"], "projections": {"asOfSeq": cursor, "values": {}}}

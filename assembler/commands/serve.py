@@ -1,0 +1,50 @@
+"""``serve``: the history HTTP server (pages, follow over SSE, raw files, the viewer) over session files/folders.
+
+Binds 127.0.0.1 unless told otherwise and prints the URL it listens on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from typing import Any
+
+__all__ = ["register", "cmd_serve"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("serve", help="serve session logs over HTTP: pages, live follow (SSE), raw, the viewer")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="session files or folders (default: .)")
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
+    p.add_argument("--static", default=None, metavar="DIR", help="viewer build to serve at / (default build/site)")
+    p.add_argument("--no-static", action="store_true", help="serve the API only")
+    p.add_argument("--poll", type=float, default=0.2, metavar="S", help="file growth poll interval in seconds")
+    p.set_defaults(func=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from ..server import create_app
+    except ImportError as exc:  # pragma: no cover - the server extra is missing
+        sys.stderr.write(f"transcript-assembler: serve needs the 'server' extra ({exc})\n")
+        return 1
+    app = create_app(args.paths or ["."], static_dir=args.static, serve_static=not args.no_static,
+                     poll_interval=args.poll)
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((args.host, args.port))
+    except OSError as exc:
+        sys.stderr.write(f"transcript-assembler: cannot bind {args.host}:{args.port}: {exc.strerror or exc}\n")
+        return 1
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    print(f"serving {len(app.state.registry.scan())} session(s) at http://{shown}:{port}/", flush=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2))
+    server.run(sockets=[sock])
+    return 0
