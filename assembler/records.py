@@ -8,7 +8,7 @@ unknown event types and fields pass through intact; chunk-row data is strict (ex
 from __future__ import annotations
 
 from itertools import accumulate
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
@@ -106,6 +106,8 @@ class _RowBase(Struct, frozen=True, forbid_unknown_fields=True, tag_field="type"
 class TextChunksEvent(_RowBase, frozen=True, tag="chunkrow/text-chunks"):
     """A packed run of ``text-delta`` chunks; ``seq``/``time`` are the first member's."""
 
+    type: ClassVar[str] = "chunkrow/text-chunks"  # the tag, readable as on a scalar event
+
     data: TextRowData
 
     def __post_init__(self) -> None:
@@ -115,6 +117,8 @@ class TextChunksEvent(_RowBase, frozen=True, tag="chunkrow/text-chunks"):
 class ReasoningChunksEvent(_RowBase, frozen=True, tag="chunkrow/reasoning-chunks"):
     """A packed run of ``reasoning-delta`` chunks."""
 
+    type: ClassVar[str] = "chunkrow/reasoning-chunks"  # the tag, readable as on a scalar event
+
     data: TextRowData
 
     def __post_init__(self) -> None:
@@ -123,6 +127,8 @@ class ReasoningChunksEvent(_RowBase, frozen=True, tag="chunkrow/reasoning-chunks
 
 class ToolCallChunksEvent(_RowBase, frozen=True, tag="chunkrow/tool-call-chunks"):
     """A packed run of ``tool-call-delta`` chunks of one call id."""
+
+    type: ClassVar[str] = "chunkrow/tool-call-chunks"  # the tag, readable as on a scalar event
 
     data: ToolCallRowData
 

@@ -1,0 +1,54 @@
+"""``assemble``: fold a session log into the canonical transcript JSON (or its sha256) in packed or scalar mode.
+
+Rules: the page is built as JSON bytes and decoded with ``records.decode_page``, the same path the browser takes;
+``packed`` keeps delta runs as rows, ``scalar`` expands every row into one event record per delta. Both modes print
+byte-identical output (ASSEMBLY 5, DESIGN rule 2). This is an edge: it wires in the default Definitions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..errors import AssemblerError
+from ..records import decode_page
+from ._common import fail, load
+
+__all__ = ["register", "cmd_assemble"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("assemble", help="fold a session into {chat, trajectory, turns} JSON (or its --digest)")
+    p.add_argument("file")
+    p.add_argument("--mode", choices=("packed", "scalar"), default="packed",
+                   help="packed rows (default) or every delta as its own event; the output is identical")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--max-messages", type=int, metavar="K",
+                       help="only the newest page holding K append-origin messages (PROTOCOL 3.2)")
+    group.add_argument("--all", action="store_true", help="the whole log (the default)")
+    p.add_argument("--digest", action="store_true", help="print the sha256 of the canonical JSON instead")
+    p.add_argument("--strict", action="store_true", help="a torn last line is an error")
+    p.set_defaults(func=cmd_assemble)
+
+
+def cmd_assemble(args: argparse.Namespace) -> int:
+    from definitions import assemble_page, canonical_json, digest, storage_page_bytes
+
+    if args.max_messages is not None and args.max_messages < 1:
+        return fail("--max-messages must be >= 1", 2)
+    result = load(args.file, strict=args.strict)
+    if result is None or result.header is None:
+        return 1
+    max_messages = None if args.all else args.max_messages
+    try:
+        page = decode_page(storage_page_bytes(result.records, args.mode, max_messages))
+        out = canonical_json(assemble_page(page))
+    except AssemblerError as exc:
+        return fail(f"{args.file}: {exc}")
+    if args.digest:
+        sys.stdout.write(digest(out) + "\n")
+    else:
+        sys.stdout.buffer.write(out + b"\n")
+        sys.stdout.flush()
+    return 0 if result.ok else 1

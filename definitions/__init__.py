@@ -1,0 +1,64 @@
+"""Definitions: one module per assembled view node kind, plus the shared block fold (scalar and packed, linear).
+
+Rules: Definitions import the core only (``assembler.conversation``, ``records``, ``text``), never an edge or
+anything that knows HTML. ``default_definitions()`` is the full set in registration order (Chat Definitions first,
+then Trajectory, then the state-only inbox, the fallback last); the edges wire it in.
+"""
+
+from __future__ import annotations
+
+from assembler.conversation import Definition
+
+from .chat_assistant import ChatAssistant
+from .fallback import Fallback
+from .input_message import InboxNextStep, InputMessage
+from .notices import Compaction, RetryNotice, TurnNotice
+from .tool import Tool
+from .trajectory_assistant import TrajectoryAssistant, TrajectoryTurnEnd
+from .transcript import Mode, Transcript, assemble_entries, assemble_page, canonical_json, digest, storage_page_bytes
+from .turn_tail import TurnTail
+
+__all__ = [
+    "ChatAssistant",
+    "TurnTail",
+    "TrajectoryAssistant",
+    "TrajectoryTurnEnd",
+    "InputMessage",
+    "InboxNextStep",
+    "Tool",
+    "TurnNotice",
+    "RetryNotice",
+    "Compaction",
+    "Fallback",
+    "Transcript",
+    "Mode",
+    "default_definitions",
+    "core_definitions",
+    "assemble_page",
+    "assemble_entries",
+    "canonical_json",
+    "digest",
+    "storage_page_bytes",
+]
+
+
+def default_definitions() -> list[Definition]:
+    """A fresh instance of every Definition, in registration order."""
+    return [
+        InputMessage(),
+        ChatAssistant(),
+        Tool(),
+        TurnNotice(),
+        RetryNotice(),
+        Compaction(),
+        TurnTail(),
+        TrajectoryAssistant(),
+        TrajectoryTurnEnd(),
+        InboxNextStep(),
+        Fallback(),
+    ]
+
+
+def core_definitions() -> list[Definition]:
+    """Chat Assistant, Turn Tail and Trajectory Assistant only (the ASSEMBLY 6 benchmark fold)."""
+    return [ChatAssistant(), TurnTail(), TrajectoryAssistant()]

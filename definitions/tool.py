@@ -1,0 +1,104 @@
+"""Tool rows (``tool``, target chat): a ``tool/call`` paired with its append-origin ``tool/result``.
+
+Rules: the call starts the Context (id = ``callId``); the result updates it. A result whose call is outside the
+window still yields a node (built from the stored Matches). Status is ``error`` for an ``isError`` result or a
+result with ``error``, ``done`` for any other result, ``interrupted`` when the step/turn closed without one, else
+``running``. Both payload generations are read (PROTOCOL, "Payload generations").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from msgspec import UNSET, Struct, UnsetType
+
+from assembler.conversation import Context, Definition, Match, Reader, Role, ViewNode, node_location
+
+from ._blocks import content_views
+from ._common import closed_boundary, data_of, is_append, message_of
+from ._views import BlockView
+
+__all__ = ["Tool", "ToolData", "ToolResultView", "result_call_id"]
+
+
+class ToolResultView(Struct, frozen=True, omit_defaults=True):
+    seq: int
+    time: int
+    isError: bool
+    blocks: list[BlockView]
+    error: Any = UNSET
+
+
+class ToolData(Struct, frozen=True, omit_defaults=True):
+    kind: str
+    callId: Any
+    name: Any
+    arguments: Any
+    turn: Any
+    step: Any
+    status: str
+    callSeq: int | None
+    result: ToolResultView | UnsetType = UNSET
+
+
+def _result_block(data: dict[str, Any]) -> dict[str, Any]:
+    """The ``tool-result`` block of a current payload, or the flat older payload itself."""
+    message = message_of(data)
+    if message is not None:
+        content = message.get("content")
+        if type(content) is list:
+            for block in content:
+                if type(block) is dict and block.get("type") == "tool-result":
+                    return block
+        return {}
+    return {"toolCallId": data.get("callId"), "content": data.get("content"), "isError": data.get("isError")}
+
+
+def result_call_id(data: dict[str, Any]) -> Any:
+    return _result_block(data).get("toolCallId")
+
+
+class Tool(Definition):
+    """``tool``: one row per call id."""
+
+    kind = "tool"
+    target = "chat"
+    event_types = frozenset({"tool/call", "tool/result"})
+
+    def match(self, event: Any) -> tuple[str, Role] | None:
+        data = data_of(event)
+        if event.type == "tool/call":
+            call_id = data.get("callId")
+            return (call_id, "start") if type(call_id) is str else None
+        if not is_append(event):
+            return None
+        call_id = result_call_id(data)
+        return (call_id, "update") if type(call_id) is str else None
+
+    def start(self, context: Context, match: Match, reader: Reader) -> Match:
+        return match
+
+    def build_view_node(self, context: Context) -> ViewNode | None:
+        call = context.start
+        result = next((m for m in reversed(context.matches) if m.event.type == "tool/result"), None)
+        if call is None and result is None:
+            return None
+        cdata = data_of(call.event) if call is not None else {}
+        rview: ToolResultView | UnsetType = UNSET
+        if result is not None:
+            rdata = data_of(result.event)
+            block = _result_block(rdata)
+            is_error = block.get("isError") is True or rdata.get("error") is not None
+            rview = ToolResultView(seq=result.seq, time=result.event.time, isError=is_error,
+                                   blocks=content_views(block.get("content")), error=rdata.get("error", UNSET))
+            status = "error" if is_error else "done"
+        else:
+            status = "interrupted" if closed_boundary(context) is not None else "running"
+        first = call if call is not None else result
+        assert first is not None
+        fdata = data_of(first.event)
+        out = ToolData(kind="tool", callId=context.id, name=cdata.get("name"), arguments=cdata.get("arguments"),
+                       turn=fdata.get("turn"), step=fdata.get("step"), status=status,
+                       callSeq=call.seq if call is not None else None, result=rview)
+        return ViewNode(key=context.key, kind=self.kind, id=context.id, target="chat", anchorSeq=first.seq,
+                        location=node_location(first.location), data=out)
