@@ -1,0 +1,476 @@
+"""SQLite session store (stdlib ``sqlite3``): the session header plus one table row per storage record.
+
+Rules (seeds/001 and 000, "Persistence"): ``PRAGMA user_version`` is ``SCHEMA_VERSION`` (4, the merged layout);
+a database with any other version is rejected on open with ``SchemaVersionError(found, expected)``, never
+migrated (bump-and-reject). Journal mode is WAL. Each append batch is one transaction, so a crash mid-batch leaves
+the previous state intact. A file that is not SQLite, truncated or corrupt raises ``StoreError`` naming the path,
+never a raw ``sqlite3`` error.
+
+Tables::
+
+    session(id INTEGER PRIMARY KEY CHECK (id = 0), header TEXT NOT NULL)   -- the header line's JSON, as read
+    events(
+        seq0              INTEGER PRIMARY KEY,  -- first logical seq of the record (an event's seq)
+        kind              TEXT NOT NULL,        -- 'event', or 'row' for a packed chunk row (kept packed)
+        type              TEXT NOT NULL,        -- event type, or the row tag (text-chunks, ...)
+        time              INTEGER NULL,         -- time, or a row's time0
+        data              TEXT NULL,            -- JSON of data (NULL: no data key)
+        source_event_seqs TEXT NULL,            -- JSON of sourceEventSeqs (NULL: absent)
+        surface_op        TEXT NULL,            -- JSON of surfaceOp (NULL: absent)
+        ignorable         INTEGER NULL,         -- 1/0 for ignorable true/false (NULL: absent)
+        members           INTEGER NOT NULL,     -- logical events in the record: 1, or a row's member count
+        extra             TEXT NULL             -- only for records the columns cannot say alone (below)
+    )
+
+Lossless: a record whose keys are exactly the canonical ones (``type, seq, time, data, ignorable?,
+sourceEventSeqs?, surfaceOp?``; rows ``type, seq0, time0, data``) in that order, each with a column-typed value,
+has ``extra`` NULL and is rebuilt from the columns. Anything else (another key order, unknown envelope keys, a
+value the column cannot hold such as ``ignorable: "yes"`` or ``seq0: 5.0``) stores ``extra = {"keys": [the key
+order], "fields": {key: value the columns do not hold}}``. JSON texts are written by the same encoder as the JSONL
+store, so JSONL -> SQLite -> JSONL gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import struct
+from collections.abc import Iterable, Iterator
+from typing import Any, Final
+
+import msgspec
+
+from ..chunk_rows import ROW_TAGS, pack_chunk_runs, row_member_count, validate_storage_row
+from ..errors import AssemblerError, ChunkRowError, DiscontinuityError, SessionFileError
+from ..logfile import LoadResult
+from ..records import encode
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "StoreError",
+    "SchemaVersionError",
+    "SqliteSessionStore",
+    "read_sqlite",
+    "write_sqlite",
+    "is_sqlite_path",
+]
+
+SCHEMA_VERSION: Final = 4
+"""``PRAGMA user_version`` of the merged layout (surface columns); any other value is rejected."""
+
+_MAGIC = b"SQLite format 3\x00"
+_EVENT_ORDER = ("type", "seq", "time", "data", "ignorable", "sourceEventSeqs", "surfaceOp")
+_ROW_ORDER = ("type", "seq0", "time0", "data")
+_COLUMNS = ("seq0", "kind", "type", "time", "data", "source_event_seqs", "surface_op", "ignorable", "members",
+            "extra")
+_SCHEMA = """
+CREATE TABLE session (id INTEGER PRIMARY KEY CHECK (id = 0), header TEXT NOT NULL);
+CREATE TABLE events (
+    seq0 INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('event', 'row')),
+    type TEXT NOT NULL,
+    time INTEGER NULL,
+    data TEXT NULL,
+    source_event_seqs TEXT NULL,
+    surface_op TEXT NULL,
+    ignorable INTEGER NULL,
+    members INTEGER NOT NULL CHECK (members >= 1),
+    extra TEXT NULL
+);
+"""
+_INSERT = f"INSERT INTO events ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+_SELECT = f"SELECT {', '.join(_COLUMNS)} FROM events ORDER BY seq0"
+_decode = msgspec.json.Decoder().decode
+
+
+class StoreError(AssemblerError):
+    """A session database cannot be used: not SQLite, truncated, corrupt, or not a session store."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(path, reason)
+        self.path = path
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+class SchemaVersionError(StoreError):
+    """The database's ``user_version`` is ``found``, this build reads only ``expected`` (no migration)."""
+
+    def __init__(self, found: int, expected: int = SCHEMA_VERSION, path: str = "") -> None:
+        AssemblerError.__init__(self, found, expected, path)
+        self.found = found
+        self.expected = expected
+        self.path = path
+        self.reason = (f"schema version {found} is not supported (this build reads only version {expected}; "
+                       "databases are rejected, not migrated)")
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}" if self.path else self.reason
+
+
+def is_sqlite_path(path: Any) -> bool:
+    """True for a ``.sqlite``, ``.sqlite3`` or ``.db`` path."""
+    return str(path).lower().endswith((".sqlite", ".sqlite3", ".db"))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Record <-> table row
+
+
+def _text(value: Any) -> str:
+    return encode(value).decode("utf-8")
+
+
+def _record_row(record: Any) -> tuple[Any, ...]:
+    """A storage record as an ``events`` row (raises ValueError when it has no int-valued seq or string type)."""
+    if type(record) is not dict:
+        raise ValueError(f"a storage record must be an object, got {type(record).__name__}")
+    row = record.get("type") in ROW_TAGS
+    order, seq_key, time_key = (_ROW_ORDER, "seq0", "time0") if row else (_EVENT_ORDER, "seq", "time")
+    rtype = record.get("type")
+    if type(rtype) is not str:
+        raise ValueError(f"record type must be a string, got {rtype!r}")
+    fields: dict[str, Any] = {}
+    seq = record.get(seq_key)
+    if type(seq) is int:
+        seq0 = seq
+    elif type(seq) is float and seq.is_integer():
+        seq0 = int(seq)
+        fields[seq_key] = seq
+    else:
+        raise ValueError(f"record {seq_key} must be an integer, got {seq!r}")
+    time: Any = None
+    if time_key in record:
+        value = record[time_key]
+        if type(value) is int:
+            time = value
+        else:
+            fields[time_key] = value
+    data = _text(record["data"]) if "data" in record else None
+    ses = sop = ign = None
+    if not row:
+        if "sourceEventSeqs" in record:
+            ses = _text(record["sourceEventSeqs"])
+        if "surfaceOp" in record:
+            sop = _text(record["surfaceOp"])
+        if "ignorable" in record:
+            value = record["ignorable"]
+            if type(value) is bool:
+                ign = int(value)
+            else:
+                fields["ignorable"] = value
+    for key in record:
+        if key not in order:
+            fields[key] = record[key]
+    keys = list(record)
+    extra = None
+    if fields or keys != [k for k in order if k in record]:
+        extra = _text({"keys": keys, "fields": fields})
+    members = row_member_count(record) if row else 1
+    return (seq0, "row" if row else "event", rtype, time, data, ses, sop, ign, members, extra)
+
+
+def _row_record(row: tuple[Any, ...]) -> dict[str, Any]:
+    seq0, kind, rtype, time, data, ses, sop, ign, _members, extra = row
+    is_row = kind == "row"
+    seq_key, time_key = ("seq0", "time0") if is_row else ("seq", "time")
+    columns: dict[str, Any] = {"type": rtype, seq_key: seq0}
+    if time is not None:
+        columns[time_key] = time
+    if data is not None:
+        columns["data"] = _decode(data)
+    if ign is not None:
+        columns["ignorable"] = bool(ign)
+    if ses is not None:
+        columns["sourceEventSeqs"] = _decode(ses)
+    if sop is not None:
+        columns["surfaceOp"] = _decode(sop)
+    if extra is None:
+        return columns  # inserted in canonical order
+    layout = _decode(extra)
+    fields = layout["fields"]
+    return {k: fields[k] if k in fields else columns[k] for k in layout["keys"]}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Opening
+
+
+def _check_file(path: str) -> None:
+    """Reject what is not a complete SQLite file before sqlite3 sees it."""
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            head = f.read(100)
+    except FileNotFoundError:
+        raise StoreError(path, "no such file") from None
+    except OSError as exc:
+        raise StoreError(path, f"cannot read: {exc.strerror or exc}") from None
+    if size == 0:
+        raise StoreError(path, "empty file, not a SQLite session database")
+    if len(head) < len(_MAGIC):
+        if _MAGIC.startswith(head):
+            raise StoreError(path, f"truncated SQLite file ({size} bytes)")
+        raise StoreError(path, "not a SQLite database (bad file header)")
+    if head[: len(_MAGIC)] != _MAGIC:
+        raise StoreError(path, "not a SQLite database (bad file header)")
+    if len(head) < 100:
+        raise StoreError(path, f"truncated SQLite file ({size} bytes, the header alone is 100)")
+    page_size = struct.unpack(">H", head[16:18])[0]
+    page_size = 65536 if page_size == 1 else page_size
+    change_counter, page_count = struct.unpack(">II", head[24:32])
+    valid_for = struct.unpack(">I", head[92:96])[0]
+    if page_count and valid_for == change_counter and size < page_size * page_count:
+        raise StoreError(path, f"truncated SQLite file: {size} bytes, its header says {page_count} pages of "
+                               f"{page_size} bytes ({page_size * page_count})")
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    try:
+        conn = sqlite3.connect(f"file:{_uri_path(path)}?mode=rw", uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise StoreError(path, f"cannot open: {exc}") from None
+    return conn
+
+
+def _uri_path(path: str) -> str:
+    from urllib.parse import quote
+    return quote(os.path.abspath(path))
+
+
+def _wrap(path: str, exc: sqlite3.Error) -> StoreError:
+    text = str(exc)
+    if isinstance(exc, sqlite3.DatabaseError) and ("malformed" in text or "not a database" in text):
+        return StoreError(path, f"corrupt or truncated database ({text})")
+    return StoreError(path, f"database error: {text}")
+
+
+class SqliteSessionStore:
+    """One open session database: its header, its storage records, and batch appends.
+
+    Use ``create`` for a new database and ``open`` for an existing one; close it (or use ``with``).
+    """
+
+    def __init__(self, path: str, conn: sqlite3.Connection, header: dict[str, Any]) -> None:
+        self.path = path
+        self._conn = conn
+        self.header = header
+
+    @classmethod
+    def create(cls, path: str | os.PathLike[str], header: dict[str, Any]) -> SqliteSessionStore:
+        """Create a new session database (schema, ``user_version``, header) in one transaction.
+
+        Raises:
+            StoreError: the file already exists or cannot be created.
+        """
+        p = os.fspath(path)
+        if os.path.exists(p):
+            raise StoreError(p, "already exists (create writes a new database)")
+        try:
+            conn = sqlite3.connect(p, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(p, f"cannot create: {exc}") from None
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("BEGIN IMMEDIATE")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("INSERT INTO session (id, header) VALUES (0, ?)", (_text(header),))
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            conn.close()
+            raise _wrap(p, exc) from None
+        return cls(p, conn, header)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> SqliteSessionStore:
+        """Open an existing session database.
+
+        Raises:
+            StoreError: missing, empty, not SQLite, truncated or corrupt, or not a session database.
+            SchemaVersionError: ``user_version`` is not ``SCHEMA_VERSION``.
+        """
+        p = os.fspath(path)
+        _check_file(p)
+        conn = _connect(p)
+        try:
+            found = conn.execute("PRAGMA user_version").fetchone()[0]
+            if found != SCHEMA_VERSION:
+                raise SchemaVersionError(found, SCHEMA_VERSION, p)
+            tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            for table in ("session", "events"):
+                if table not in tables:
+                    raise StoreError(p, f"not a session database: no {table!r} table")
+            cols = [r[1] for r in conn.execute("PRAGMA table_info(events)")]
+            if tuple(cols) != _COLUMNS:
+                raise StoreError(p, f"events table has columns {cols}, expected {list(_COLUMNS)}")
+            rows = conn.execute("SELECT header FROM session").fetchall()
+            if len(rows) != 1:
+                raise StoreError(p, f"expected one session header row, found {len(rows)}")
+            header = _decode(rows[0][0])
+            if type(header) is not dict:
+                raise StoreError(p, "session header is not a JSON object")
+            conn.execute("PRAGMA journal_mode=WAL")
+        except StoreError:
+            conn.close()
+            raise
+        except (sqlite3.Error, msgspec.DecodeError) as exc:
+            conn.close()
+            raise (_wrap(p, exc) if isinstance(exc, sqlite3.Error) else StoreError(p, f"bad header JSON: {exc}")) \
+                from None
+        return cls(p, conn, header)
+
+    # -- reads ------------------------------------------------------------------------------------------------
+
+    def next_seq(self) -> int:
+        """The seq the next appended event must have."""
+        try:
+            row = self._conn.execute("SELECT seq0 + members FROM events ORDER BY seq0 DESC LIMIT 1").fetchone()
+        except sqlite3.Error as exc:
+            raise _wrap(self.path, exc) from None
+        return 0 if row is None else int(row[0])
+
+    def iter_records(self) -> Iterator[dict[str, Any]]:
+        """Storage records in seq order, rows kept packed.
+
+        Raises:
+            StoreError: the database is corrupt (a page cannot be read, a JSON column does not decode).
+        """
+        try:
+            for row in self._conn.execute(_SELECT):
+                yield _row_record(row)
+        except sqlite3.Error as exc:
+            raise _wrap(self.path, exc) from None
+        except (msgspec.DecodeError, KeyError, TypeError) as exc:
+            raise StoreError(self.path, f"corrupt record: {exc}") from None
+
+    def load(self) -> LoadResult:
+        """Everything as a ``LoadResult`` (as the JSONL reader gives); a seq gap or bad row stops it there.
+
+        Raises:
+            StoreError: as for ``iter_records``.
+        """
+        result = LoadResult(header=self.header)
+        expected = 0
+        for record in self.iter_records():
+            if record["type"] in ROW_TAGS:
+                try:
+                    validate_storage_row(record)
+                except ChunkRowError as exc:
+                    result.error = ChunkRowError(exc.message, seq=exc.seq)
+                    break
+                seq, n = record["seq0"], row_member_count(record)
+                result.row_count += 1
+                result.row_members += n
+            else:
+                seq, n = record["seq"], 1
+            if seq != expected:
+                result.error = SessionFileError(f"seq {seq} does not continue the log (expected seq {expected})",
+                                                seq=seq)
+                break
+            result.records.append(record)
+            result.event_count += n
+            expected = seq + n
+        result.lines = len(result.records) + 1
+        return result
+
+    # -- writes -----------------------------------------------------------------------------------------------
+
+    def append(self, events: Iterable[Any]) -> int:
+        """Append one batch of logical events, packed into rows (PROTOCOL 2.2), as one transaction."""
+        return self.append_records(pack_chunk_runs(events))
+
+    def append_records(self, records: Iterable[Any]) -> int:
+        """Append storage records as they are (rows stay rows) in one transaction; returns the events added.
+
+        The batch must continue the log. On any failure the transaction is rolled back: the database keeps
+        exactly its previous state.
+
+        Raises:
+            DiscontinuityError: a record does not continue the log.
+            StoreError: a record cannot be stored, or a database error.
+        """
+        added = 0
+        expected = self.next_seq()
+
+        def rows() -> Iterator[tuple[Any, ...]]:
+            nonlocal expected, added
+            for record in records:
+                try:
+                    row = _record_row(record)
+                except ValueError as exc:
+                    raise StoreError(self.path, f"cannot store record at seq {expected}: {exc}") from None
+                if row[0] != expected:
+                    raise DiscontinuityError(expected, row[0], "sqlite append")
+                expected += row[8]
+                added += row[8]
+                yield row
+
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.executemany(_INSERT, rows())
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise _wrap(self.path, exc) from None
+        return added
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> SqliteSessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_sqlite(path: str | os.PathLike[str]) -> LoadResult:
+    """Read a whole session database (records packed, as ``read_session`` gives for JSONL).
+
+    Raises:
+        StoreError: the file is missing, not SQLite, truncated, corrupt, or not a session database.
+        SchemaVersionError: its ``user_version`` is not ``SCHEMA_VERSION``.
+    """
+    with SqliteSessionStore.open(path) as store:
+        return store.load()
+
+
+def write_sqlite(path: str | os.PathLike[str], header: dict[str, Any], records: Iterable[Any]) -> None:
+    """Write a new session database holding ``records`` (as they are), replacing ``path`` atomically.
+
+    The database is built beside ``path`` and renamed over it only when complete, so a failure leaves
+    ``path`` as it was.
+
+    Raises:
+        StoreError, DiscontinuityError: as for ``append_records``; nothing is left at ``path``'s place.
+    """
+    p = os.fspath(path)
+    tmp = f"{p}.tmp-{os.getpid()}"
+    _remove_db(tmp)
+    try:
+        with SqliteSessionStore.create(tmp, header) as store:
+            store.append_records(records)
+            store._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        # A stale -wal beside the destination would be replayed onto the new file.
+        _remove_db(p, main=False)
+        os.replace(tmp, p)
+    except BaseException:
+        _remove_db(tmp)
+        raise
+
+
+def _remove_db(path: str, main: bool = True) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal") if main else ("-wal", "-shm", "-journal"):
+        try:
+            os.remove(path + suffix)
+        except FileNotFoundError:
+            pass
