@@ -16,6 +16,20 @@ from .chunk_rows import (
     storage_row_to_wire,
     wire_row_to_storage,
 )
+from .conversation import (
+    Context,
+    ConversationAssembler,
+    ConversationError,
+    Definition,
+    DefinitionError,
+    FlushResult,
+    LocationData,
+    Match,
+    MatchOrderError,
+    Reader,
+    ViewNode,
+    ViewUpdate,
+)
 from .errors import (
     AssemblerError,
     ChunkRowError,
@@ -24,7 +38,41 @@ from .errors import (
     RecordDecodeError,
     SessionFileError,
 )
-from .logfile import LoadResult, SessionLogParser, parse_session_bytes
+from .history import (
+    DEFAULT_MAX_MESSAGES,
+    MessageIndex,
+    PageRequestError,
+    check_page_request,
+    page_value,
+    paginate,
+    snapshot_value,
+)
+from .invariants import (
+    Violation,
+    check_events,
+)
+from .journal import (
+    Append,
+    Journal,
+    JournalError,
+    PageRequest,
+    Prepend,
+    ProtocolViolation,
+    Replace,
+    session_journal,
+)
+from .locations import (
+    Location,
+    LocationIndex,
+    StepLocation,
+    TimelineTurn,
+    TurnLocation,
+)
+from .logfile import (
+    LoadResult,
+    SessionLogParser,
+    parse_session_bytes,
+)
 from .records import (
     ChunksRecord,
     EventFrame,
@@ -36,34 +84,102 @@ from .records import (
     decode_page,
     record_range,
 )
+from .repair import (
+    interrupted_turn_closers,
+    repair_events,
+)
+from .session import (
+    AppendError,
+    SeedError,
+    Session,
+)
+from .surface import (
+    SURFACE_TYPES,
+    SurfaceError,
+    SurfaceManager,
+    derive_messages,
+    replace_op,
+)
+from .text import (
+    JS_WHITESPACE,
+    is_blank,
+    js_trim,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "MIN_RUN",
+    "Append",
+    "AppendError",
     "AssemblerError",
     "ChunkRowError",
     "ChunksRecord",
+    "Context",
+    "ConversationAssembler",
+    "ConversationError",
+    "DEFAULT_MAX_MESSAGES",
+    "Definition",
+    "DefinitionError",
     "DiscontinuityError",
     "EventFrame",
     "EventRecord",
+    "FlushResult",
+    "JS_WHITESPACE",
+    "Journal",
+    "JournalError",
     "LoadResult",
+    "Location",
+    "LocationData",
+    "LocationIndex",
+    "MIN_RUN",
+    "Match",
+    "MatchOrderError",
+    "MessageIndex",
     "PackedStartError",
+    "PageRequest",
+    "PageRequestError",
+    "Prepend",
+    "ProtocolViolation",
+    "Reader",
     "RecordDecodeError",
+    "Replace",
+    "SURFACE_TYPES",
+    "SeedError",
+    "Session",
     "SessionEvent",
     "SessionFileError",
     "SessionLogParser",
     "SessionPage",
     "SnapshotFrame",
+    "StepLocation",
+    "SurfaceError",
+    "SurfaceManager",
+    "TimelineTurn",
+    "TurnLocation",
+    "ViewNode",
+    "ViewUpdate",
+    "Violation",
+    "check_events",
+    "check_page_request",
     "decode_follow_frame",
     "decode_page",
     "decode_storage_record",
+    "derive_messages",
     "expand_records",
+    "interrupted_turn_closers",
+    "is_blank",
+    "js_trim",
     "pack_chunk_runs",
+    "page_value",
+    "paginate",
     "parse_session_bytes",
     "record_range",
     "repack_records",
+    "repair_events",
+    "replace_op",
+    "session_journal",
     "slice_storage_row",
+    "snapshot_value",
     "storage_record_range",
     "storage_row_to_wire",
     "wire_row_to_storage",

@@ -6,8 +6,9 @@ import sys
 import time
 from typing import IO, Any
 
+from ..errors import AssemblerError
 from ..logfile import LoadResult
-from ..store.jsonl import read_session
+from ..store.open import load_any
 
 __all__ = ["load", "report_problems", "Progress", "open_out", "fail"]
 
@@ -52,11 +53,15 @@ def report_problems(path: str, result: LoadResult) -> None:
 
 
 def load(path: str, *, strict: bool = False) -> LoadResult | None:
-    """Read a session; print warnings and the fault (``file:line: message``). None when unreadable."""
+    """Read a session in any format (``.jsonl``, ``.jsonl.zst``, ``.sqlite``/``.db``); print warnings and the fault
+    (``file:line: error: message``). None when the file cannot be used at all."""
     try:
-        result = read_session(path, strict=strict, progress=Progress(f"reading {path}"))
+        result = load_any(path, strict=strict, progress=Progress(f"reading {path}"))
     except OSError as exc:
         fail(f"{path}: {exc.strerror or exc}")
+        return None
+    except AssemblerError as exc:  # a SQLite file that is not a session database, or of another schema
+        fail(str(exc) if str(exc).startswith(path) else f"{path}: {exc}")
         return None
     report_problems(path, result)
     return result

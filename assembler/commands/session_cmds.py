@@ -20,8 +20,8 @@ from ..logfile import LoadResult
 from ..records import encode
 from ..repair import interrupted_turn_closers
 from ..session import Session
-from ..store.open import load_any, save_any
-from ._common import Progress, fail, open_out, report_problems
+from ..store.open import save_any
+from ._common import fail, load, open_out
 
 __all__ = ["register", "load_session_file"]
 
@@ -55,16 +55,8 @@ def register(sub: Any) -> None:
 
 def load_session_file(path: str, *, strict: bool = False) -> LoadResult | None:
     """Load any supported session file; print warnings and faults. None when it cannot be used at all."""
-    try:
-        result = load_any(path, strict=strict, progress=Progress(f"reading {path}"))
-    except OSError as exc:
-        fail(f"{path}: {exc.strerror or exc}")
-        return None
-    except AssemblerError as exc:
-        fail(str(exc) if str(exc).startswith(path) else f"{path}: {exc}")
-        return None
-    report_problems(path, result)
-    if result.header is None:
+    result = load(path, strict=strict)
+    if result is None or result.header is None:
         return None
     return result
 

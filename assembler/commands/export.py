@@ -1,0 +1,101 @@
+"""``export``: a session log → one self-contained static HTML transcript that needs no JavaScript.
+
+Rules: the same path as the viewer: storage rows renamed to wire rows (never expanded), the page folded through the
+default Definitions, every chat node rendered by ``assembler.render`` (the page's renderer), Think rows as native
+``<details>``. The document carries its CSS inline and a CSP that allows no script at all. A malformed file still
+exports everything before the faulty line, with a visible notice naming it (exit status 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+import msgspec
+
+from ..errors import AssemblerError
+from ..history import MessageIndex, history_records
+from ..records import SessionPage
+from ._common import fail, load
+
+__all__ = ["register", "cmd_export", "export_html"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("export", help="write a self-contained static HTML transcript (no JavaScript)")
+    p.add_argument("file")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.html", help="the HTML file to write")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--all", action="store_true", help="the whole log (the default)")
+    group.add_argument("--max-messages", type=int, metavar="K",
+                       help="only the newest page holding K append-origin messages (PROTOCOL 3.2)")
+    p.add_argument("--title", help="the document title (default: the session title or file name)")
+    p.add_argument("--strict", action="store_true", help="a torn last line is an error")
+    p.set_defaults(func=cmd_export)
+
+
+def _session_title(records: list[dict[str, Any]]) -> str | None:
+    title = None
+    for record in records:
+        if record.get("type") == "session/title" and type(record.get("data")) is dict:
+            value = record["data"].get("title")
+            if type(value) is str and value.strip():
+                title = value
+    return title
+
+
+def export_html(records: list[dict[str, Any]], *, title: str, max_messages: int | None = None,
+                banner: str = "") -> str:
+    """The export document for a session's storage records (``LoadResult.records``).
+
+    Raises:
+        AssemblerError: the records break the assembler contract.
+        msgspec.ValidationError: a record is not a valid wire record.
+    """
+    from definitions import default_definitions
+
+    from .. import render
+    from ..conversation import ConversationAssembler
+
+    if max_messages is None:
+        value: dict[str, Any] = {"records": history_records(records), "hasMore": False}
+    else:
+        value = MessageIndex(records).page(None, None, max_messages)
+    page = msgspec.convert(value, SessionPage)
+    assembler = ConversationAssembler(default_definitions())
+    assembler.replace_window(page.records, page.hasMore)
+    result = assembler.flush()
+    chat = result.views["chat"].nodes if result is not None and "chat" in result.views else []
+    nodes = [msgspec.to_builtins(n) for n in sorted(chat, key=lambda n: n.anchorSeq) if n.kind != "event"]
+    starts = {turn: tl.start.time for turn, tl in assembler.index.turns.items() if tl.start is not None}
+    shown = {n["id"] for n in nodes if n["kind"] == "tool"}
+    context = render.RenderContext(turn_start_times=starts, shown_calls=shown)
+    if page.hasMore:
+        note = f"Showing the newest {max_messages} messages; older history is not included."
+        banner = f"{banner} {note}".strip()
+    return render.render_document(nodes, title=title, context=context, banner=banner)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    if args.max_messages is not None and args.max_messages < 1:
+        return fail("--max-messages must be >= 1", 2)
+    result = load(args.file, strict=args.strict)
+    if result is None or result.header is None:
+        return 1
+    banner = ""
+    if result.error is not None:
+        err = result.error
+        where = f"line {err.line}" if err.line is not None else "the file"
+        banner = f"The session log is malformed at {where}: {err.message}. Everything before it is shown."
+    title = args.title or _session_title(result.records) or os.path.basename(args.file)
+    try:
+        document = export_html(result.records, title=title, max_messages=args.max_messages, banner=banner)
+    except (AssemblerError, msgspec.ValidationError) as exc:
+        return fail(f"{args.file}: {exc}")
+    try:
+        with open(args.output, "w", encoding="utf-8") as out:
+            out.write(document)
+    except OSError as exc:
+        return fail(f"{args.output}: {exc.strerror or exc}")
+    return 0 if result.ok else 1
