@@ -212,8 +212,8 @@ class StreamFold:
             text = _str(chunk.get("text"))
             old = blocks.get(index)
             was = block_visible(old)
-            if type(old) is TextBlock and old.kind == kind:  # type: ignore[union-attr]
-                blk: TextBlock = old  # type: ignore[assignment]
+            if type(old) is TextBlock and old.kind == kind:
+                blk: TextBlock = old
             else:
                 blk = blocks[index] = TextBlock(kind)
             if text:
@@ -227,7 +227,7 @@ class StreamFold:
             old = blocks.get(index)
             was = block_visible(old)
             if type(old) is ToolCallBlock:
-                tool: ToolCallBlock = old  # type: ignore[assignment]
+                tool: ToolCallBlock = old
             else:
                 tool = blocks[index] = ToolCallBlock()
             call_id = chunk.get("id")
@@ -280,7 +280,7 @@ class StreamFold:
         if type(data) is ToolCallRowData:
             fragments = data.args
             if type(old) is ToolCallBlock:
-                tool: ToolCallBlock = old  # type: ignore[assignment]
+                tool: ToolCallBlock = old
             else:
                 tool = blocks[index] = ToolCallBlock()
             if not tool.call_id:
@@ -297,8 +297,8 @@ class StreamFold:
         else:
             fragments = data.texts
             kind = "reasoning" if event.type == "chunkrow/reasoning-chunks" else "text"
-            if type(old) is TextBlock and old.kind == kind:  # type: ignore[union-attr]
-                blk: TextBlock = old  # type: ignore[assignment]
+            if type(old) is TextBlock and old.kind == kind:
+                blk: TextBlock = old
             else:
                 blk = blocks[index] = TextBlock(kind)
             visible_from_start = others > 0 or blk.nonblank

@@ -45,16 +45,19 @@ class UsageFold:
         usage = self.sample
         if type(usage) is not dict:
             return False
-        inp, out = usage.get("inputTokens"), usage.get("outputTokens")
+        inp: Any = usage.get("inputTokens")
+        out: Any = usage.get("outputTokens")
         if not _count(inp) or not _count(out):
             return False
-        cr, cw, rs = usage.get("cacheReadTokens"), usage.get("cacheWriteTokens"), usage.get("reasoningTokens")
+        cr: Any = usage.get("cacheReadTokens")
+        cw: Any = usage.get("cacheWriteTokens")
+        rs: Any = usage.get("reasoningTokens")
         for v in (cr, cw, rs):
             if v is not None and not _count(v):
                 return False
         if rs is not None and rs > out:
             return False
-        total = usage.get("totalTokens")
+        total: Any = usage.get("totalTokens")
         base = inp + (cr or 0) + (cw or 0)
         if total is not None:
             if not _count(total) or total - out < base:
@@ -148,7 +151,7 @@ class UsageFold:
         inp = sum(a[0] for a in attempts)
         out = sum(a[1] for a in attempts)
         total = sum(a[5] for a in attempts)
-        optional = []
+        optional: list[Any] = []
         for i in (2, 3, 4):
             optional.append(sum(a[i] for a in attempts) if all(a[i] is not None for a in attempts) else None)
         for v in (inp, out, total, *optional):

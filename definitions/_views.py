@@ -36,25 +36,25 @@ class _Block(Struct, frozen=True, tag_field="kind"):
     pass
 
 
-class TextBlockView(_Block, tag="text"):
+class TextBlockView(_Block, frozen=True, tag="text"):
     text: str
 
 
-class ReasoningBlockView(_Block, tag="reasoning"):
+class ReasoningBlockView(_Block, frozen=True, tag="reasoning"):
     text: str
 
 
-class ToolCallBlockView(_Block, tag="tool-call"):
+class ToolCallBlockView(_Block, frozen=True, tag="tool-call"):
     callId: Any
     name: Any
     argsRaw: str
 
 
-class ImageBlockView(_Block, tag="image"):
+class ImageBlockView(_Block, frozen=True, tag="image"):
     attachment: Any
 
 
-class OtherBlockView(_Block, tag="other"):
+class OtherBlockView(_Block, frozen=True, tag="other"):
     block: Any
 
 

@@ -191,6 +191,8 @@ class ChatAssistant(Definition):
             if not visible and not (state.hidden and "chat" in context.current):
                 return None
         first = context.matches[0] if context.matches else None
+        anchor: Any
+        time: Any
         if settled is not None:
             anchor, time = settled.seq, settled.time
         elif stream.first_visible_seq is not None:
@@ -202,7 +204,7 @@ class ChatAssistant(Definition):
         visibility = "visible" if (settled is not None and settled.interrupted is True) or visible else "hidden"
         data = AssistantStepData(
             status=status, turn=state.turn, step=state.step,
-            blocks=settled.blocks if settled is not None else stream.views(), time=time,  # type: ignore[arg-type]
+            blocks=settled.blocks if settled is not None else stream.views(), time=time,
             firstTokenTime=stream.first_token_time, firstVisibleSeq=stream.first_visible_seq,
             firstVisibleTime=stream.first_visible_time,
             usage=UNSET if state.usage is None else state.usage,

@@ -210,7 +210,7 @@ class TrajectoryAssistant(Definition):
                 status = "running"
             completed = settled.time if settled is not None else boundary.time if boundary is not None else None
             retry = state.retry or {}
-            provenance_out = UNSET
+            provenance_out: Any = UNSET
             if real and settled is not None and settled.provenance is not UNSET:
                 provenance_out = settled.provenance
             request = TrajectoryRequest(
@@ -220,7 +220,7 @@ class TrajectoryAssistant(Definition):
                 errorCode=retry.get("code", UNSET), retry=retry.get("retry", UNSET),
                 maxRetries=retry.get("maxRetries", UNSET), retryDelayMs=retry.get("delayMs", UNSET),
                 resultSeq=settled.seq if real and settled is not None else UNSET,  # type: ignore[arg-type]
-                provenance=provenance_out,  # type: ignore[arg-type]
+                provenance=provenance_out,
                 usage=UNSET if state.usage is None else state.usage)
         if settled is None and partial is None and request is None:
             return None

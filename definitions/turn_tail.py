@@ -147,7 +147,7 @@ def _metrics(finals: list[Any]) -> tuple[Any, Any]:
             if ftt is not None:
                 decode = max(0, timing.completedTime - ftt)
         usage = node.usage
-        out = usage.get("outputTokens") if type(usage) is dict else None
+        out: Any = usage.get("outputTokens") if type(usage) is dict else None
         if not (type(out) in (int, float) and math.isfinite(out) and out >= 0):
             out = None
         step = node.step
@@ -214,7 +214,7 @@ class TurnTail(Definition):
             data = sl.data.get("assistant-step")
             if data is not None and data.finalNode is not UNSET:
                 finalized.append(data)
-        finalized.sort(key=lambda d: d.finalNode.seq)
+        finalized.sort(key=lambda d: d.finalNode.seq)  # type: ignore[union-attr]  # filtered to set nodes above
         closing = None
         for d in finalized:
             if any(type(b) is TextBlockView and b.text.strip(JS_WHITESPACE) for b in d.blocks):
