@@ -21,9 +21,13 @@ browser-deps:
 build: setup browser-deps
 	$(BIN)/python scripts/build_site.py
 
-run: setup
+PORT ?= 8765
+
+run: setup build
 	$(BIN)/python -m perf.demo build/demo/demo-session.jsonl
 	$(BIN)/transcript-assembler stats build/demo/demo-session.jsonl
+	@echo "Viewer: http://127.0.0.1:$(PORT)/#session=demo-session  (offline; Ctrl-C stops the server)"
+	$(BIN)/transcript-assembler serve build/demo --port $(PORT)
 
 test: setup build
 	$(BIN)/python -m pytest -q

@@ -3,7 +3,9 @@
 
 Writes build/site/pyodide/lock.json (Pyodide's lock with msgspec 0.23.0, our pure deps and our own wheel, each
 with its sha256), so the page loads packages by name from 127.0.0.1 only. Wheels from PyPI are cached in
-build/wheel-cache/ and checked against pinned sha256s; a second run downloads nothing. Stdlib only.
+build/wheel-cache/ and checked against pinned sha256s; a second run downloads nothing. Also writes
+build/site/transcript.css, the renderer's stylesheet with the Pygments token classes (``assembler.render``; the
+static export inlines the same CSS). Run with the project's venv (it imports the renderer); otherwise stdlib only.
 """
 
 from __future__ import annotations
@@ -116,6 +118,8 @@ OWN_PACKAGES = ("assembler", "definitions")
 OWN_DEPENDS = ("msgspec", "markdown-it-py", "pygments")
 OWN_DATA_FILES = ("py.typed",)
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: same sources give the same wheel and sha256
+GENERATED = ("transcript.css",)  # written by the build; must not also exist in web/
+REQUIRED_WEB = ("index.html", "app.mjs", "worker.mjs")
 
 
 class BuildError(Exception):
@@ -282,14 +286,35 @@ def lock_entry(
     }
 
 
+def write_stylesheet(out: Path) -> int:
+    """Writes transcript.css from ``assembler.render.stylesheet()``; returns its size in bytes."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    try:
+        from assembler.render import stylesheet
+    except ImportError as exc:
+        raise BuildError(f"cannot import assembler.render ({exc}): run the build with .venv/bin/python") from None
+    css = stylesheet()
+    if 'style="' in css or "<" in css:
+        raise BuildError("the generated stylesheet looks wrong (markup in it)")
+    path = out / "transcript.css"
+    path.write_text(css, encoding="utf-8")
+    return path.stat().st_size
+
+
 def build(out: Path) -> str:
-    if not (WEB / "index.html").is_file():
-        raise BuildError("web/index.html is missing")
+    for name in REQUIRED_WEB:
+        if not (WEB / name).is_file():
+            raise BuildError(f"web/{name} is missing")
     if (WEB / "pyodide").exists():
         raise BuildError("web/pyodide/ would clash with the Pyodide runtime folder")
+    for name in GENERATED:
+        if (WEB / name).exists():
+            raise BuildError(f"web/{name} would clash with the generated {name}")
     lock = check_runtime()
 
     shutil.copytree(WEB, out, ignore=shutil.ignore_patterns(".*", "__pycache__"))
+    write_stylesheet(out)
     pyodide_dir = out / "pyodide"
     pyodide_dir.mkdir()
     for name in RUNTIME_FILES:

@@ -1,20 +1,24 @@
-"""Browser-test fixtures: Debian's /usr/bin/chromium driven by pytest-playwright, build/site/ served on 127.0.0.1.
+"""Browser-test fixtures: Debian's /usr/bin/chromium driven by pytest-playwright, the viewer served on 127.0.0.1.
 
-Pyodide boots ONCE per test session, in the session-scoped `viewer_page`; tests share that page, so a test must
-leave it as it found it. Every request the page makes is recorded (`viewer.requests`). Prerequisites are never
-skipped: a missing browser or site fails the run with the command that fixes it.
-The page's CSP forbids eval: pass `wait_for_function` an arrow function ("() => ..."), never a bare expression.
+The site is served by the product's own server (``assembler.server.create_app``, uvicorn in a thread), so the page
+gets the real CSP headers (the worker script included), a session list and live follow. Two test-only mounts sit
+beside it: ``/__test__/`` (files a test writes into ``test_files``) and ``/__fixtures__/`` (the real logs in
+``../shared/fixtures/deepseek-harness``). Pyodide boots ONCE per test session, in the session-scoped
+``viewer_page``; tests share that page and each load replaces what the last one showed. Every request the page
+makes is recorded (``viewer.requests``). Prerequisites are never skipped: a missing browser or site fails the run
+with the command that fixes it. The page's CSP forbids eval: pass ``wait_for_function`` an arrow function.
 """
 
 from __future__ import annotations
 
-import http.server
+import json
 import os
+import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,18 +39,17 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--enable-precise-memory-info",
 ]
-BOOT_TIMEOUT_MS = 60_000
-MIME_TYPES = {
-    ".mjs": "text/javascript",
-    ".js": "text/javascript",
-    ".wasm": "application/wasm",
-    ".json": "application/json",
-    ".whl": "application/octet-stream",
-    ".zip": "application/zip",
-    ".map": "application/json",
-    ".css": "text/css",
-    ".html": "text/html",
-}
+BOOT_TIMEOUT_MS = 120_000
+sys.path.insert(0, str(ROOT / "tests"))
+from corpus import FIXTURES  # noqa: E402
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Runs the browser tests after every other test. Sync Playwright keeps an asyncio loop running on the main
+    thread from the first browser test until the session ends, which would break ``asyncio.run`` in later tests."""
+    here = Path(__file__).parent
+    items.sort(key=lambda item: Path(str(item.path)).is_relative_to(here))
 
 
 @pytest.fixture(scope="session")
@@ -63,30 +66,66 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
     }
 
 
-class _SiteHandler(http.server.SimpleHTTPRequestHandler):
-    def guess_type(self, path: str | os.PathLike[str]) -> str:
-        return MIME_TYPES.get(Path(path).suffix) or super().guess_type(path)
+@dataclass
+class Served:
+    """The running server: its base URL and the folders behind it."""
 
-    def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
-        pass
+    url: str
+    sessions: Path  # served as sessions by the product server (GET /api/sessions ...)
+    files: Path  # served as /__test__/<name>
+
+
+def _server_app(sessions: Path, files: Path) -> Any:
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
+
+    from assembler.server import create_app
+
+    product = create_app([sessions], static_dir=SITE, poll_interval=0.05)
+    mounts = [Mount("/__test__", StaticFiles(directory=files))]
+    if FIXTURES.is_dir():
+        mounts.append(Mount("/__fixtures__", StaticFiles(directory=FIXTURES)))
+    app = Starlette(routes=[*mounts, Mount("/", product)])
+    app.state.registry = product.state.registry
+    return app
 
 
 @pytest.fixture(scope="session")
-def site_url() -> Iterator[str]:
-    """Serves build/site/ on 127.0.0.1 at an ephemeral port; yields the base URL (ending in '/')."""
-    if not (SITE / "index.html").is_file():
-        pytest.fail(f"{SITE.relative_to(ROOT)}/index.html is missing: run `make build`")
-    handler = partial(_SiteHandler, directory=str(SITE))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, name="site-server", daemon=True)
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """build/site/, a sessions folder and a test-files folder, served on 127.0.0.1 at an ephemeral port."""
+    if not (SITE / "index.html").is_file() or not (SITE / "worker.mjs").is_file():
+        pytest.fail(f"{SITE.relative_to(ROOT)}/ is missing or stale: run `make build`")
+    import uvicorn
+
+    sessions = tmp_path_factory.mktemp("sessions")
+    files = tmp_path_factory.mktemp("files")
+    from perf.demo import write_demo
+
+    write_demo(str(sessions / "demo-session.jsonl"))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(_server_app(sessions, files), log_level="warning",
+                                           timeout_graceful_shutdown=1, lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="viewer-server", daemon=True)
     thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            pytest.fail("the viewer server did not start")
+        time.sleep(0.02)
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
+        yield Served(f"http://127.0.0.1:{port}/", sessions, files)
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def site_url(served: Served) -> str:
+    return served.url
 
 
 @dataclass
@@ -95,20 +134,63 @@ class Viewer:
 
     page: Page
     url: str
-    requests: list[str] = field(default_factory=list)  # every URL the page asked for, in order
+    served: Served
+    requests: list[str] = field(default_factory=list)  # every URL the page (and its worker) asked for, in order
     failures: list[str] = field(default_factory=list)  # failed requests and HTTP errors (>= 400)
     console: list[str] = field(default_factory=list)  # "type: text" of every console message
     page_errors: list[str] = field(default_factory=list)  # uncaught exceptions
     boot_console_errors: list[str] = field(default_factory=list)  # console errors up to `ready`
-    boot: dict[str, Any] = field(default_factory=dict)  # timings from boot.mjs, plus wall-clock wallMs
+    boot: dict[str, Any] = field(default_factory=dict)  # timings from the worker, plus wall-clock wallMs
+
+    def real_failures(self) -> list[str]:
+        """``failures`` without the follow streams the page closed on purpose (switching sessions or files)."""
+        return [f for f in self.failures if not ("/follow?" in f and f.endswith("net::ERR_ABORTED"))]
+
+    def add_file(self, name: str, data: bytes) -> str:
+        """Serves ``data`` at ``/__test__/<name>``; returns that path."""
+        (self.served.files / name).write_bytes(data)
+        return f"/__test__/{name}"
+
+    def open_file(self, path: str, **options: Any) -> dict[str, Any]:
+        """``transcriptViewer.openFile`` on the file served at ``path`` (fetched into a File in the page)."""
+        return self.page.evaluate(
+            """async ([path, options]) => {
+                const bytes = await (await fetch(path)).arrayBuffer();
+                const file = new File([bytes], path.split("/").pop());
+                return await window.transcriptViewer.openFile(file, options);
+            }""",
+            [path, options],
+        )
+
+    def run_python(self, code: str) -> Any:
+        """Runs ``code`` in the worker's Python; its last expression must be a JSON string."""
+        return json.loads(self.page.evaluate("(code) => window.transcriptViewer.runPython(code)", code))
+
+    def render_all(self) -> str:
+        """Scrolls the transcript top to bottom so every row renders; returns the transcript's text."""
+        return str(self.page.evaluate(
+            """async () => {
+                const tv = window.transcriptViewer;
+                const doc = document.scrollingElement;
+                window.scrollTo(0, 0);
+                for (let i = 0; i < 500; i++) {
+                    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+                    await tv.idle();
+                    if (doc.scrollTop + innerHeight >= doc.scrollHeight - 2) break;
+                    window.scrollBy(0, innerHeight * 0.9);
+                }
+                await tv.idle();
+                return document.getElementById("transcript").innerText;
+            }"""
+        ))
 
 
 @pytest.fixture(scope="session")
-def viewer(browser: Browser, site_url: str) -> Iterator[Viewer]:
+def viewer(browser: Browser, served: Served) -> Iterator[Viewer]:
     """Opens the site once in its own context and waits for `window.transcriptViewer.ready`."""
-    context = browser.new_context()
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
     page = context.new_page()
-    v = Viewer(page=page, url=site_url)
+    v = Viewer(page=page, url=served.url, served=served)
 
     def on_request(request: Request) -> None:
         v.requests.append(request.url)
@@ -130,7 +212,7 @@ def viewer(browser: Browser, site_url: str) -> Iterator[Viewer]:
     page.on("pageerror", lambda exc: v.page_errors.append(str(exc)))
 
     started = time.perf_counter()
-    page.goto(site_url)
+    page.goto(served.url)
     result = page.evaluate(
         """async (ms) => {
             const timeout = new Promise((_, reject) =>
@@ -158,5 +240,5 @@ def viewer(browser: Browser, site_url: str) -> Iterator[Viewer]:
 
 @pytest.fixture(scope="session")
 def viewer_page(viewer: Viewer) -> Page:
-    """The booted viewer page, shared by the whole session (Pyodide is ready in it)."""
+    """The booted viewer page, shared by the whole session (Pyodide is ready in its worker)."""
     return viewer.page

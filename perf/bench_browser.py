@@ -1,0 +1,193 @@
+"""Replay performance inventory in Chromium (ASSEMBLY 6): the synthetic 416,756-event page, packed and scalar,
+through the viewer's own hook ``window.transcriptViewer.loadPage`` (Pyodide in the viewer's Web Worker).
+
+    .venv/bin/python -m perf.bench_browser [--json OUT] [--repeat N] [--quick]
+
+Two pages of the same logical events: *packed* (``history.page_value``: the 116 delta runs as chunk rows) and
+*scalar* (every event its own ``event`` record). Each mode runs in a fresh page (a fresh Pyodide, so the wasm heap
+of one mode is not inherited by the other); each load reports ``ms`` ``{decode, journal, fold, render}`` (decode:
+msgspec over the page bytes; journal: opening the journal on the page; fold: ``replace_window`` + ``flush`` through
+the default Definitions; render: building the rows and rendering the first screen's HTML), the digest, and the
+worker's wasm heap (``pyodide._module.HEAP8.length``) after the loads. Reports medians and the scalar/packed ratios;
+checks that both modes give the same digest and counts; never asserts a time (STYLE 15). Needs ``make build``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from assembler.history import page_value
+from assembler.records import encode
+from perf.synthetic import DELTA_EVENTS, DELTA_RUNS, history_transport_events
+
+__all__ = ["pages", "measure_mode", "run", "main"]
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "build" / "site"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--enable-precise-memory-info"]
+MODES = ("packed", "scalar")
+_STAGES = ("decode", "journal", "fold", "render")
+
+LOAD_JS = """async ([path, repeat]) => {
+    const tv = window.transcriptViewer;
+    await tv.ready;
+    const response = await fetch(path);
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const runs = [];
+    for (let i = 0; i < repeat; i++) {
+        const t0 = performance.now();
+        const r = await tv.loadPage(bytes);
+        r.wallMs = performance.now() - t0;
+        r.heapBytes = await tv.heapSize();
+        runs.push(r);
+    }
+    return { bytes: bytes.length, runs, jsHeap: performance.memory ? performance.memory.usedJSHeapSize : null };
+}"""
+
+
+def pages(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS) -> dict[str, bytes]:
+    """The synthetic page in both modes, as the JSON bytes of a ``SessionPage``."""
+    events = history_transport_events(runs, total_deltas)
+    packed = page_value(events, None, None, max_messages=len(events) + 1)
+    scalar = {"records": [{"type": "event", "event": e} for e in events], "hasMore": False}
+    return {"packed": encode(packed), "scalar": encode(scalar)}
+
+
+def measure_mode(page: Any, path: str, repeat: int) -> dict[str, Any]:
+    """Loads the page served at ``path`` ``repeat`` times in a booted viewer ``page``; medians per stage."""
+    raw = page.evaluate(LOAD_JS, [path, repeat])
+    loads = raw["runs"]
+    first = loads[0]
+    return {
+        "pageBytes": raw["bytes"],
+        "records": first["records"],
+        "inputs": first["inputs"],
+        "chatNodes": first["chatNodes"],
+        "trajectoryNodes": first["trajectoryNodes"],
+        "digest": first["digest"],
+        "digestsAgree": len({r["digest"] for r in loads}) == 1,
+        "ms": {stage: round(statistics.median(r["ms"][stage] for r in loads), 2) for stage in _STAGES},
+        "msWall": round(statistics.median(r["wallMs"] for r in loads), 2),
+        "msAll": [{k: round(v, 2) for k, v in r["ms"].items()} for r in loads],
+        "wasmHeapBytes": max(r["heapBytes"] for r in loads),
+        "jsHeapBytes": raw["jsHeap"],
+    }
+
+
+@contextmanager
+def _serve(files: Path) -> Iterator[str]:
+    """build/site at / and ``files`` at /__bench__/, on 127.0.0.1 (uvicorn in a thread)."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
+
+    app = Starlette(routes=[Mount("/__bench__", StaticFiles(directory=files)),
+                            Mount("/", StaticFiles(directory=SITE, html=True))])
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 3,
+        log: Any = print) -> dict[str, Any]:
+    """The whole inventory: both modes, each in a fresh page. Returns the JSON-ready report."""
+    from playwright.sync_api import sync_playwright
+
+    if not (SITE / "worker.mjs").is_file():
+        raise SystemExit("build/site is missing: run `make build`")
+    t0 = time.perf_counter()
+    data = pages(runs, total_deltas)
+    log(f"pages built in {time.perf_counter() - t0:.1f} s: "
+        + ", ".join(f"{m} {len(b) / 1e6:.1f} MB" for m, b in data.items()))
+    report: dict[str, Any] = {"benchmark": "browser", "events": total_deltas + 580 if runs == DELTA_RUNS else None,
+                              "runs": runs, "deltas": total_deltas, "repeat": repeat, "modes": {}}
+    with tempfile.TemporaryDirectory(prefix="bench-browser-") as tmp, _serve(Path(tmp)) as url, \
+            sync_playwright() as pw:
+        for mode, payload in data.items():
+            (Path(tmp) / f"{mode}.json").write_bytes(payload)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, chromium_sandbox=False, headless=True,
+                                     args=CHROMIUM_ARGS)
+        report["chromium"] = browser.version
+        try:
+            for mode in MODES:
+                context = browser.new_context()
+                page = context.new_page()
+                started = time.perf_counter()
+                page.goto(url)
+                boot = page.evaluate("() => window.transcriptViewer.ready")
+                boot_wall = (time.perf_counter() - started) * 1000
+                result = measure_mode(page, f"/__bench__/{mode}.json", repeat)
+                result["bootMs"] = boot.get("bootMs")
+                result["bootWallMs"] = round(boot_wall)
+                report["modes"][mode] = result
+                log(f"{mode:>6}: {result['records']:,} records, ms {result['ms']}, wall {result['msWall']:.0f} ms, "
+                    f"wasm heap {result['wasmHeapBytes'] / 1e6:.0f} MB")
+                context.close()
+        finally:
+            browser.close()
+    packed, scalar = report["modes"]["packed"], report["modes"]["scalar"]
+    report["ratios"] = {stage: round(scalar["ms"][stage] / packed["ms"][stage], 2) if packed["ms"][stage] else None
+                        for stage in _STAGES}
+    report["ratios"]["decodeJournalFold"] = round(
+        sum(scalar["ms"][s] for s in ("decode", "journal", "fold"))
+        / max(1e-9, sum(packed["ms"][s] for s in ("decode", "journal", "fold"))), 2)
+    report["ratios"]["wasmHeap"] = round(scalar["wasmHeapBytes"] / packed["wasmHeapBytes"], 2)
+    report["ratios"]["pageBytes"] = round(scalar["pageBytes"] / packed["pageBytes"], 2)
+    report["checks"] = {
+        "sameDigest": packed["digest"] == scalar["digest"],
+        "digestsStable": packed["digestsAgree"] and scalar["digestsAgree"],
+        "sameNodes": (packed["chatNodes"], packed["trajectoryNodes"]) == (scalar["chatNodes"],
+                                                                            scalar["trajectoryNodes"]),
+        "oneInputPerRecord": all(m["records"] == m["inputs"] for m in report["modes"].values()),
+    }
+    report["machine"] = {"python": sys.version.split()[0], "platform": platform.platform(),
+                         "cpus": __import__("os").cpu_count()}
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", metavar="OUT", help="write the report here")
+    parser.add_argument("--repeat", type=int, default=3, help="loads per mode (median reported; default 3)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 4 runs of 1,000 deltas, one load each")
+    args = parser.parse_args(argv)
+    if args.quick:
+        report = run(4, 1_000, 1)
+    else:
+        report = run(repeat=args.repeat)
+    text = json.dumps(report, indent=2)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(text + "\n")
+    print(json.dumps({"ms": {m: r["ms"] for m, r in report["modes"].items()}, "ratios": report["ratios"],
+                      "checks": report["checks"]}, indent=2))
+    return 0 if all(report["checks"].values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

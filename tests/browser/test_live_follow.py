@@ -1,0 +1,111 @@
+"""Live follow through the real server's SSE stream: a growing session file shows new rows as they are written,
+"Load older" prepends the server's older page through the journal, and a dropped connection reconnects and resumes
+from a fresh snapshot."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+from session_builder import Session, jsonl
+
+from assembler.chunk_rows import pack_chunk_runs
+
+if TYPE_CHECKING:
+    from conftest import Viewer
+
+TURNS = 30  # 60 messages: more than one 50-message page
+
+
+def build(turns: int) -> Session:
+    s = Session("live")
+    for n in range(1, turns + 1):
+        s.user(f"Live question number {n}?")
+        s.assistant([("reasoning", f"Thinking about question {n}."),
+                      ("text", f"Live answer number {n}, streamed as many small deltas for the follow test.")])
+        s.end_step()
+        s.end_turn()
+    return s
+
+
+def records_of(session: Session) -> list[dict[str, object]]:
+    return pack_chunk_runs(session.events)
+
+
+@pytest.fixture(scope="module")
+def live(viewer: Viewer) -> Viewer:
+    full = build(TURNS + 2)
+    base = build(TURNS)
+    records = records_of(full)
+    head = len(records_of(base))
+    path = viewer.served.sessions / "live.jsonl"
+    path.write_bytes(jsonl(full.header, records[:head]))
+    page = viewer.page
+    page.evaluate("() => { location.hash = 'session=live'; }")
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('#transcript article.kind-turn-tail')].length >= 25
+                 && document.getElementById('live-state').dataset.state === 'live'""",
+        timeout=60_000,
+    )
+    viewer.live_path = path  # type: ignore[attr-defined]
+    viewer.live_records = records  # type: ignore[attr-defined]
+    viewer.live_head = head  # type: ignore[attr-defined]
+    viewer.live_header = full.header  # type: ignore[attr-defined]
+    return viewer
+
+
+def _shown(viewer: Viewer) -> str:
+    return viewer.page.inner_text("#transcript")
+
+
+def test_snapshot_shows_the_newest_page(live: Viewer) -> None:
+    assert live.page.locator("#load-older").is_visible()
+    live.page.wait_for_function(
+        "() => document.getElementById('transcript').innerText.includes('Live answer number 30,')")
+
+
+def test_appended_events_appear_live(live: Viewer) -> None:
+    path = live.live_path  # type: ignore[attr-defined]
+    records = live.live_records  # type: ignore[attr-defined]
+    from assembler.records import encode
+
+    with path.open("ab") as out:
+        for record in records[live.live_head:]:  # type: ignore[attr-defined]
+            out.write(encode(record) + b"\n")
+            out.flush()
+            time.sleep(0.01)
+    live.page.wait_for_function(
+        "() => document.getElementById('transcript').innerText.includes('Live answer number 32,')", timeout=30_000)
+    text = _shown(live)
+    assert "Live question number 31?" in text
+    assert text.count("Live answer number 32,") == 1  # no duplicate rows from the live stream
+
+
+def test_load_older_prepends_the_servers_older_page(live: Viewer) -> None:
+    page = live.page
+    page.click("#load-older")
+    page.wait_for_function("() => document.getElementById('load-older').hidden")
+    text = live.render_all()
+    assert "Live question number 1?" in text
+    assert text.count("Live question number 5?") == 1
+    assert page.locator("#error-banner").is_hidden()
+
+
+def test_reconnects_after_the_server_drops_the_stream(live: Viewer) -> None:
+    page = live.page
+    opens = page.evaluate("() => window.transcriptViewer.state.follow.opens")
+    # Replacing the file makes the server close its followers; EventSource reconnects and gets a new snapshot.
+    full = build(TURNS + 3)
+    path = live.live_path  # type: ignore[attr-defined]
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(jsonl(full.header, records_of(full)))
+    os.replace(tmp, path)
+    page.wait_for_function(
+        "() => document.getElementById('transcript').innerText.includes('Live answer number 33,')", timeout=60_000)
+    assert page.locator("#error-banner").is_hidden()
+    text = _shown(live)
+    assert text.count("Live answer number 33,") == 1
+    assert page.evaluate("() => window.transcriptViewer.state.follow.opens") > opens  # a new connection was opened
+    page.evaluate("() => { history.replaceState(null, '', location.pathname); }")

@@ -1,0 +1,168 @@
+"""``assembler.browser`` on CPython: the entry points the worker calls, bytes in and JSON bytes out."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import msgspec
+import pytest
+
+from assembler.browser import FileLoad, Viewer
+from assembler.chunk_rows import pack_chunk_runs
+from assembler.history import snapshot_value
+from assembler.logfile import parse_session_bytes
+from assembler.records import decode_page, encode
+from definitions import assemble_page, digest, storage_page_bytes
+from perf.demo import demo_session
+
+
+def demo_bytes() -> bytes:
+    header, batches = demo_session()
+    records = [r for batch in batches for r in pack_chunk_runs(batch)]
+    return b"\n".join([encode(header), *(encode(r) for r in records)]) + b"\n"
+
+
+def events_of() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    header, batches = demo_session()
+    return header, [e for batch in batches for e in batch]
+
+
+def load(viewer: Viewer, data: bytes, *, slice_size: int = 7, **kw: Any) -> dict[str, Any]:
+    viewer.file_begin("demo.jsonl", len(data))
+    for i in range(0, len(data), slice_size):
+        viewer.file_feed(memoryview(data)[i:i + slice_size])
+    return json.loads(viewer.file_finish(**kw))
+
+
+def test_imports_no_browser_modules() -> None:
+    assert "js" not in sys.modules and "pyodide" not in sys.modules
+
+
+@pytest.mark.parametrize("slice_size", [1, 3, 64, 1 << 20])
+def test_file_parsed_in_slices_equals_a_whole_parse(slice_size: int) -> None:
+    data = demo_bytes().replace(b"\n", b"\r\n")
+    load_ = FileLoad("x.jsonl")
+    for i in range(0, len(data), slice_size):
+        load_.feed(data[i:i + slice_size])
+    assert load_.finish().records == parse_session_bytes(data).records
+
+
+def test_torn_last_line_is_a_warning() -> None:
+    data = demo_bytes() + b'{"type": "assistant/ch'
+    update = load(Viewer(), data)
+    assert update["error"] is None
+    assert update["warnings"] and "torn last line" in update["warnings"][0]
+
+
+def test_whole_file_digest_equals_the_cli_path() -> None:
+    data = demo_bytes()
+    update = load(Viewer(), data, all_records=True)
+    expected = digest(assemble_page(decode_page(storage_page_bytes(parse_session_bytes(data).records))))
+    assert update["digest"] == expected
+    assert update["stats"]["inputs"] == update["stats"]["records"] < update["file"]["events"]
+
+
+def test_malformed_line_keeps_the_valid_part() -> None:
+    lines = demo_bytes().split(b"\n")
+    lines[20] = b"{nope"
+    update = load(Viewer(), b"\n".join(lines))
+    assert update["error"]["line"] == 21 and "invalid JSON" in update["error"]["message"]
+    assert update["nodes"]
+
+
+def test_zstd_file_in_slices() -> None:
+    import zstandard
+
+    data = demo_bytes()
+    packed = zstandard.ZstdCompressor().compress(data[:500]) + zstandard.ZstdCompressor().compress(data[500:])
+    viewer = Viewer()
+    viewer.file_begin("demo.jsonl.zst", len(packed))
+    for i in range(0, len(packed), 100):
+        viewer.file_feed(packed[i:i + 100])
+    update = json.loads(viewer.file_finish(all_records=True))
+    assert update["error"] is None
+    assert update["file"]["events"] == 179
+
+
+def test_follow_snapshot_live_events_duplicates_and_gap_repair() -> None:
+    header, events = events_of()
+    viewer = Viewer()
+    cut = 100
+    snap = snapshot_value(header, events[:cut], 50)
+    update = json.loads(viewer.apply_frames([encode(snap)]))
+    assert update["replace"] and update["last"] == cut - 1
+    frames = [encode({"type": "event", "event": e}) for e in events[cut:cut + 5]]
+    update = json.loads(viewer.apply_frames(frames + frames[:2]))  # the repeats are complete duplicates
+    assert update["last"] == cut + 4 and update["requests"] == [] and "error" not in update
+    # A gap: seq cut+10 arrives after cut+4.
+    update = json.loads(viewer.apply_frames([encode({"type": "event", "event": events[cut + 10]})]))
+    (request,) = update["requests"]
+    assert request["kind"] == "repair" and request["through"] == cut + 10
+    page = {"records": [{"type": "event", "event": e} for e in events[: cut + 11]], "hasMore": False}
+    update = json.loads(viewer.answer_page(request["id"], encode(page)))
+    assert update["replace"] and update["last"] == cut + 10 and "error" not in update
+
+
+def test_reconnect_snapshot_replaces_the_window() -> None:
+    header, events = events_of()
+    viewer = Viewer()
+    viewer.apply_frames([encode(snapshot_value(header, events[:60], 50))])
+    update = json.loads(viewer.apply_frames([encode(snapshot_value(header, events, 50))]))
+    assert "error" not in update and update["last"] == len(events) - 1
+
+
+def test_stale_reconnect_is_reported_not_raised() -> None:
+    header, events = events_of()
+    viewer = Viewer()
+    viewer.apply_frames([encode(snapshot_value(header, events, 50))])
+    update = json.loads(viewer.apply_frames([encode(snapshot_value(header, events[:60], 50))]))
+    assert update["error"]["where"] == "live"
+
+
+def test_load_older_from_a_local_file_prepends_without_expansion() -> None:
+    header, events = events_of()
+    data = demo_bytes()
+    viewer = Viewer()
+    update = load(viewer, data, max_messages=1)
+    assert update["hasMore"] and update["canLoadOlder"]
+    before = update["stats"]["records"]
+    update = json.loads(viewer.request_older(1))
+    assert update["stats"]["records"] > before
+    assert update["stats"]["inputs"] == update["stats"]["records"]
+
+
+def test_remote_older_page_is_a_request() -> None:
+    header, events = events_of()
+    viewer = Viewer()
+    viewer.apply_frames([encode(snapshot_value(header, events, 1))])
+    value = json.loads(viewer.request_older(1))
+    (request,) = value["requests"]
+    assert request["kind"] == "prepend" and request["through"] == len(events) - 1
+
+
+def test_render_entry_points_return_html_per_key() -> None:
+    viewer = Viewer()
+    update = load(viewer, demo_bytes(), all_records=True)
+    keys = [n["key"] for n in update["nodes"]]
+    html = json.loads(viewer.render(keys))["html"]
+    assert set(html) == set(keys)
+    step = next(n["key"] for n in update["nodes"] if n["kind"] == "assistant-step")
+    assert "wc -l" in json.loads(viewer.render_think(step, 0))["html"]
+    found = json.loads(viewer.find_seq(1e9))
+    assert found["key"] == keys[-1] and found["inWindow"]
+
+
+def test_load_page_reports_timings_counts_and_digest() -> None:
+    page = storage_page_bytes(parse_session_bytes(demo_bytes()).records, "scalar", None)
+    update = json.loads(Viewer().load_page(page))
+    assert set(update["ms"]) >= {"decode", "journal", "fold"}
+    assert update["digest"] == digest(assemble_page(decode_page(page)))
+    assert update["stats"]["records"] == update["stats"]["inputs"] == 179
+
+
+def test_bad_page_is_an_error_not_an_exception() -> None:
+    update = json.loads(Viewer().load_page(b'{"records": [{"type": "nope"}], "hasMore": false}'))
+    assert update["error"]["where"] == "page"
+    assert msgspec.json.decode(Viewer().load_page(b"[]"))["error"]

@@ -1,0 +1,322 @@
+// The Chat view: an ordered list of node placeholders whose HTML is rendered lazily, by the worker's Python, for
+// the nodes in or near the viewport (DESIGN rule 8). Collapsed rows (Think, tool, context) render their body
+// when opened; long text renders in slices behind "Show more". Only HTML produced by our Python renderer is ever
+// assigned with innerHTML; every other string goes through textContent.
+
+const NEAR_MARGIN = "1200px 0px"; // render a little ahead of what is on screen
+const HIDDEN_KINDS = new Set(["event"]);
+
+function estimateHeight(meta) {
+  const size = Math.min(meta.size || 0, 20000);
+  switch (meta.kind) {
+    case "turn-tail": return 28;
+    case "tool": case "event": case "turn-notice": case "retry-notice": return 44;
+    case "input-message": return meta.role === "context" ? 44 : 56 + Math.ceil(size / 90) * 22;
+    case "assistant-step": return 48 + Math.ceil(size / 90) * 22;
+    default: return 48;
+  }
+}
+
+export class TranscriptView {
+  constructor(container, bridge, { onError = () => {} } = {}) {
+    this.container = container;
+    this.bridge = bridge;
+    this.onError = onError;
+    this.metas = new Map(); // key → node meta from the worker
+    this.order = []; // keys in display order
+    this.els = new Map(); // key → <article>
+    this.renderedRev = new Map(); // key → rev of the HTML in the DOM
+    this.near = new Set(); // keys whose element is in or near the viewport
+    this.wanted = new Set();
+    this.showEvents = false;
+    this.inflight = null;
+    this.idleWaiters = [];
+    this.epoch = 0; // bumped by clear(): answers to requests made before it are dropped (keys repeat across windows)
+    this.observer = new IntersectionObserver((entries) => this._observe(entries), { rootMargin: NEAR_MARGIN });
+    container.addEventListener("toggle", (e) => this._onToggle(e), true);
+    container.addEventListener("click", (e) => this._onClick(e));
+  }
+
+  // --- updates from the worker -------------------------------------------------------------------------------
+
+  clear() {
+    this.epoch += 1;
+    for (const el of this.els.values()) this.observer.unobserve(el);
+    this.container.replaceChildren();
+    this.metas.clear();
+    this.order = [];
+    this.els.clear();
+    this.renderedRev.clear();
+    this.near.clear();
+    this.wanted.clear();
+  }
+
+  // Applies an update ({replace, nodes, removed}); returns true when the set of nodes changed.
+  apply(update) {
+    if (!update || !Array.isArray(update.nodes)) return false;
+    if (update.replace) {
+      const keep = new Set(update.nodes.map((n) => n.key));
+      for (const key of [...this.metas.keys()]) if (!keep.has(key)) this._remove(key);
+      for (const meta of update.nodes) this._upsert(meta, false);
+      this.order = update.nodes.map((n) => n.key);
+      this._reorder();
+    } else {
+      for (const key of update.removed || []) this._remove(key);
+      for (const meta of update.nodes) this._upsert(meta, true);
+    }
+    this._refreshStale();
+    return true;
+  }
+
+  _article(meta) {
+    const el = document.createElement("article");
+    el.className = `node kind-${meta.kind} placeholder`;
+    el.dataset.key = meta.key;
+    el.tabIndex = -1;
+    el.style.minHeight = `${estimateHeight(meta)}px`;
+    return el;
+  }
+
+  _upsert(meta, place) {
+    const old = this.metas.get(meta.key);
+    this.metas.set(meta.key, meta);
+    let el = this.els.get(meta.key);
+    if (!el) {
+      el = this._article(meta);
+      this.els.set(meta.key, el);
+      if (place) this._insertOrdered(meta.key);
+      this.observer.observe(el);
+    } else if (place && old && old.seq !== meta.seq) {
+      this.order.splice(this.order.indexOf(meta.key), 1);
+      this._insertOrdered(meta.key);
+    }
+    el.dataset.seq = String(meta.seq);
+    el.dataset.kind = meta.kind;
+    if (meta.role) el.dataset.role = meta.role;
+    el.hidden = !this._shown(meta);
+  }
+
+  _shown(meta) {
+    return this.showEvents || (!meta.hidden && !HIDDEN_KINDS.has(meta.kind));
+  }
+
+  _insertOrdered(key) {
+    const seq = this.metas.get(key).seq;
+    let lo = 0;
+    let hi = this.order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.metas.get(this.order[mid]).seq <= seq) lo = mid + 1;
+      else hi = mid;
+    }
+    this.order.splice(lo, 0, key);
+    const next = lo + 1 < this.order.length ? this.els.get(this.order[lo + 1]) : null;
+    this.container.insertBefore(this.els.get(key), next);
+  }
+
+  _reorder() {
+    let cursor = this.container.firstElementChild;
+    for (const key of this.order) {
+      const el = this.els.get(key);
+      if (el === cursor) {
+        cursor = cursor.nextElementSibling;
+      } else {
+        this.container.insertBefore(el, cursor);
+      }
+    }
+  }
+
+  _remove(key) {
+    const el = this.els.get(key);
+    if (el) {
+      this.observer.unobserve(el);
+      el.remove();
+    }
+    this.els.delete(key);
+    this.metas.delete(key);
+    this.renderedRev.delete(key);
+    this.near.delete(key);
+    const i = this.order.indexOf(key);
+    if (i >= 0) this.order.splice(i, 1);
+  }
+
+  setShowEvents(on) {
+    this.showEvents = on;
+    for (const [key, meta] of this.metas) this.els.get(key).hidden = !this._shown(meta);
+  }
+
+  // --- lazy rendering -------------------------------------------------------------------------------------------
+
+  _observe(entries) {
+    for (const entry of entries) {
+      const key = entry.target.dataset.key;
+      if (entry.isIntersecting) {
+        this.near.add(key);
+        if (this.renderedRev.get(key) !== this.metas.get(key)?.rev) this.wanted.add(key);
+      } else {
+        this.near.delete(key);
+      }
+    }
+    this._pump();
+  }
+
+  _refreshStale() {
+    for (const key of this.near) {
+      const meta = this.metas.get(key);
+      if (meta && this.renderedRev.get(key) !== meta.rev) this.wanted.add(key);
+    }
+    this._pump();
+  }
+
+  // Renders the given keys now (awaits the worker); used for the first screen.
+  async renderKeys(keys) {
+    for (const key of keys) this.wanted.add(key);
+    await this._pump();
+    await this.idle();
+  }
+
+  // The keys whose element intersects the viewport (plus `margin` px), by layout, in display order.
+  visibleKeys(margin = 200) {
+    const top = -margin;
+    const bottom = window.innerHeight + margin;
+    const out = [];
+    for (const key of this.order) {
+      const el = this.els.get(key);
+      if (el.hidden) continue;
+      const r = el.getBoundingClientRect();
+      if (r.bottom >= top && r.top <= bottom) out.push(key);
+    }
+    return out;
+  }
+
+  _pump() {
+    if (this.inflight) return this.inflight;
+    const keys = [...this.wanted].filter((k) => this.metas.has(k) && !this.els.get(k).hidden);
+    this.wanted.clear();
+    if (!keys.length) {
+      this._settle();
+      return Promise.resolve();
+    }
+    const epoch = this.epoch;
+    this.inflight = this.bridge.json("render", { keys }).then(
+      (result) => { if (epoch === this.epoch) this._fill(result); },
+      (err) => { this.onError(err); },
+    ).finally(() => {
+      this.inflight = null;
+      return this._pump();
+    });
+    return this.inflight;
+  }
+
+  _fill({ html, revs }) {
+    for (const [key, markup] of Object.entries(html)) {
+      const el = this.els.get(key);
+      if (!el) continue;
+      const open = [...el.querySelectorAll("details[open]")].map((d) => d.dataset.block);
+      el.innerHTML = markup; // produced by assembler.render (escaped, sanitised markdown)
+      el.classList.remove("placeholder");
+      el.style.minHeight = "";
+      this.renderedRev.set(key, revs[key]);
+      for (const block of open) {
+        const d = el.querySelector(`details[data-block="${CSS.escape(block ?? "")}"]`);
+        if (d) d.open = true; // the toggle handler renders its body again
+      }
+      if (this.metas.get(key)?.rev !== revs[key]) this.wanted.add(key);
+    }
+  }
+
+  _settle() {
+    if (this.inflight || this.wanted.size) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  // Resolves once no render request is pending.
+  idle() {
+    if (!this.inflight && !this.wanted.size) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  // --- collapsed bodies and "Show more" -------------------------------------------------------------------------
+
+  async _onToggle(event) {
+    const details = event.target;
+    if (!(details instanceof HTMLDetailsElement) || !details.open) return;
+    const body = details.querySelector(":scope > [data-pending]");
+    const article = details.closest("article[data-key]");
+    if (!body || !article) return;
+    body.removeAttribute("data-pending");
+    body.classList.add("loading");
+    const epoch = this.epoch;
+    try {
+      const { html } = await this.bridge.json("renderSection", {
+        key: article.dataset.key, block: Number(body.dataset.thinkBlock || 0),
+      });
+      if (epoch === this.epoch && body.isConnected) body.innerHTML = html; // produced by assembler.render
+    } catch (err) {
+      this.onError(err);
+    } finally {
+      body.classList.remove("loading");
+    }
+  }
+
+  async _onClick(event) {
+    const button = event.target.closest("button.show-more");
+    if (!button || !this.container.contains(button)) return;
+    button.disabled = true;
+    const epoch = this.epoch;
+    try {
+      const { html } = await this.bridge.json("renderMore", {
+        key: button.dataset.key, block: Number(button.dataset.block), offset: Number(button.dataset.offset),
+      });
+      if (epoch !== this.epoch || !button.isConnected) return;
+      button.insertAdjacentHTML("beforebegin", html); // produced by assembler.render
+      button.remove();
+    } catch (err) {
+      button.disabled = false;
+      this.onError(err);
+    }
+  }
+
+  // --- navigation -------------------------------------------------------------------------------------------------
+
+  shownKeys() {
+    return this.order.filter((k) => !this.els.get(k).hidden);
+  }
+
+  element(key) {
+    return this.els.get(key) || null;
+  }
+
+  // Moves keyboard focus by `delta` shown nodes from the focused one (or from the top of the viewport).
+  focusBy(delta) {
+    const keys = this.shownKeys();
+    if (!keys.length) return;
+    const current = document.activeElement?.closest?.("article[data-key]");
+    let i = current ? keys.indexOf(current.dataset.key) : -1;
+    if (i < 0) {
+      const visible = this.visibleKeys(0).filter((k) => !this.els.get(k).hidden);
+      i = visible.length ? keys.indexOf(delta > 0 ? visible[0] : visible[visible.length - 1]) - delta : -1;
+    }
+    const next = Math.max(0, Math.min(keys.length - 1, i + delta));
+    this.focusKey(keys[next]);
+  }
+
+  focusKey(key, { block = "nearest" } = {}) {
+    const el = this.els.get(key);
+    if (!el) return;
+    el.scrollIntoView({ block });
+    el.focus({ preventScroll: true });
+  }
+
+  scrollToEnd() {
+    const keys = this.shownKeys();
+    if (keys.length) this.els.get(keys[keys.length - 1]).scrollIntoView({ block: "end" });
+  }
+
+  atEnd(slack = 48) {
+    const doc = document.scrollingElement || document.documentElement;
+    return doc.scrollHeight - doc.scrollTop - window.innerHeight <= slack;
+  }
+}
