@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-fast build browser-deps lint typecheck bench clean
+.PHONY: setup run test test-fast build browser-deps lint bench bench-browser clean
 
 setup: $(STAMP)
 
@@ -29,7 +29,7 @@ run: setup build
 	@echo "Viewer: http://127.0.0.1:$(PORT)/#session=demo-session  (offline; Ctrl-C stops the server)"
 	$(BIN)/transcript-assembler serve build/demo --port $(PORT)
 
-test: setup build
+test: setup build lint
 	$(BIN)/python -m pytest -q
 
 test-fast: setup
@@ -40,7 +40,10 @@ lint: setup
 	$(BIN)/mypy
 
 bench: setup
-	$(BIN)/python -m perf.run --json build/perf/results.json
+	$(BIN)/python -m perf.run --json build/perf/results.json --plots build/perf
+
+bench-browser: setup build
+	$(BIN)/python -m perf.run --json build/perf/results.json --plots build/perf --browser
 
 clean:
 	rm -rf build .pytest_cache

@@ -25,7 +25,7 @@ from assembler.chunk_rows import expand_records
 from assembler.history import MessageIndex, page_value
 from assembler.records import encode
 from assembler.store.jsonl import read_session, write_session
-from perf.synthetic import LOGICAL_EVENTS, history_transport_events
+from perf.synthetic import DELTA_EVENTS, DELTA_RUNS, LOGICAL_EVENTS, history_transport_events
 
 __all__ = ["run", "main"]
 
@@ -42,10 +42,15 @@ def _median_ms(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     return statistics.median(times), out
 
 
-def run(repeat: int = 5) -> dict[str, Any]:
-    """Write the synthetic session packed, then time both pagers. Returns a JSON-ready report."""
-    events = history_transport_events()
-    assert len(events) == LOGICAL_EVENTS
+def run(repeat: int = 5, runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS) -> dict[str, Any]:
+    """Write the synthetic session packed, then time both pagers. Returns a JSON-ready report.
+
+    ``runs``/``total_deltas`` shrink the synthetic session for a smoke run (the defaults are the 416,756 events).
+    """
+    events = history_transport_events(runs, total_deltas)
+    logical_events = len(events)
+    if runs == DELTA_RUNS and total_deltas == DELTA_EVENTS:
+        assert logical_events == LOGICAL_EVENTS
     header = {"type": "session", "version": 0, "id": "synthetic-history-transport", "createdAt": 0}
     with tempfile.TemporaryDirectory(prefix="bench-pager-") as tmp:
         path = Path(tmp) / "synthetic.jsonl"
@@ -77,12 +82,12 @@ def run(repeat: int = 5) -> dict[str, Any]:
         index = MessageIndex(records)
         tail_ms, _ = _median_ms(lambda: index.page(None, None, MAX_MESSAGES), repeat)
     return {
-        "scenario": "tail-page-416756",
+        "scenario": f"tail-page-{logical_events}",
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "file_bytes": size,
         "storage_records": len(records),
-        "logical_events": LOGICAL_EVENTS,
+        "logical_events": logical_events,
         "max_messages": MAX_MESSAGES,
         "page_records": len(fast["records"]),
         "page_has_more": fast["hasMore"],
@@ -102,8 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", metavar="OUT", help="write the report here")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=DELTA_RUNS, help="delta runs (smaller for a smoke run)")
+    parser.add_argument("--deltas", type=int, default=DELTA_EVENTS, help="total deltas (smaller for a smoke run)")
     args = parser.parse_args(argv)
-    report = run(args.repeat)
+    report = run(args.repeat, args.runs, args.deltas)
     text = json.dumps(report, indent=2)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

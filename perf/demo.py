@@ -77,6 +77,11 @@ class DemoBuilder:
         return block
 
 
+def usage(inp: int, out: int, cache_read: int, reasoning: int) -> dict[str, int]:
+    return {"inputTokens": inp, "outputTokens": out, "cacheReadTokens": cache_read, "cacheWriteTokens": 0,
+            "reasoningTokens": reasoning}
+
+
 def demo_session() -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
     """The demo header and its append batches (logical events with seq and time)."""
     header = {"type": "session", "version": 0, "id": "demo-0001", "createdAt": T0, "cwd": "/demo/project"}
@@ -110,7 +115,7 @@ def demo_session() -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
         ("reasoning", "The user wants a line count. I should run wc -l on README.md rather than guess.", None),
         ("text", "Let me count them.", None),
         ("tool-call", args, ("call-1", "bash")),
-    ], {"inputTokens": 1210, "outputTokens": 64, "cacheReadTokens": 0, "cacheWriteTokens": 0, "reasoningTokens": 18}, "tool-calls")
+    ], usage(1210, 64, 0, 18), "tool-calls")
     call_seq = b.add("tool/call", {"turn": 1, "step": 1, "callId": "call-1", "name": "bash", "arguments": args})
     b.add("tool/result", {"turn": 1, "step": 1, "message": {
         "role": "tool", "source": {"kind": "tool", "callId": "call-1"},
@@ -122,7 +127,7 @@ def demo_session() -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
     assistant_step(1, 2, [
         ("reasoning", "The tool says 42 lines. Report it plainly.", None),
         ("text", "`README.md` has **42 lines**.", None),
-    ], {"inputTokens": 40, "outputTokens": 21, "cacheReadTokens": 1216, "cacheWriteTokens": 0, "reasoningTokens": 9}, "stop")
+    ], usage(40, 21, 1216, 9), "stop")
     b.add("step/end", {"turn": 1, "step": 2})
     b.add("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
     b.flush()
@@ -142,7 +147,7 @@ def demo_session() -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
     assistant_step(2, 1, [
         ("reasoning", "Explain the row shape: fragments, gaps, first seq and time. Add a short JSON example.", None),
         ("text", answer, None),
-    ], {"inputTokens": 1302, "outputTokens": 187, "cacheReadTokens": 1024, "cacheWriteTokens": 0, "reasoningTokens": 22}, "stop")
+    ], usage(1302, 187, 1024, 22), "stop")
     b.add("step/end", {"turn": 2, "step": 1})
     b.add("turn/end", {"turn": 2, "reason": {"kind": "completed"}})
     b.flush()

@@ -1,0 +1,119 @@
+"""Smoke run of the benchmark harness (``perf.run --quick``): every benchmark runs and reports its structure.
+
+Structure only: which benchmarks ran, that ratios are numbers, that the digest/equality fields hold and the plots
+exist. No timing is compared with anything (STYLE 15).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from perf import run as harness
+
+REQUIRED = ("fold", "pager", "surface", "wire_sizes", "load_follow")
+PLOTS = ("fold.png", "whitespace_prefix.png", "surface.png", "pager.png", "wire_sizes.png")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, Any], Path]:
+    tmp = tmp_path_factory.mktemp("perf")
+    out = tmp / "results.json"
+    code = harness.main(["--quick", "--json", str(out), "--plots", str(tmp / "plots")])
+    return code, json.loads(out.read_text()), tmp
+
+
+def test_quick_run_exits_zero_and_records_the_machine(quick_run):
+    code, results, _ = quick_run
+    assert code == 0
+    assert results["mode"] == "quick"
+    assert results["ok"] is True
+    for key in ("date", "python", "platform", "cpu_count"):
+        assert results["machine"][key]
+
+
+def test_every_benchmark_ran_and_wrote_its_json(quick_run):
+    _, results, tmp = quick_run
+    benchmarks = results["benchmarks"]
+    for name in REQUIRED:
+        entry = benchmarks[name]
+        assert entry["exit_code"] == 0, entry.get("error")
+        assert isinstance(entry["result"], dict)
+        assert (tmp / f"{name}.json").is_file()
+    assert "browser" in benchmarks  # optional: skipped unless --browser, or its result when requested
+
+
+def test_ratios_are_numbers(quick_run):
+    _, results, _ = quick_run
+    r = {name: results["benchmarks"][name]["result"] for name in REQUIRED}
+    fold = r["fold"]
+    for key in ("ratio_decode", "ratio_fold", "ratio_total", "whitespace_ratio_last_first"):
+        assert _is_number(fold[key]), key
+    assert all(_is_number(w["median_ms"]) for w in fold["whitespace_prefix"].values())
+    assert _is_number(r["pager"]["page"]["ratio"]) and _is_number(r["pager"]["cold"]["ratio"])
+    assert _is_number(r["surface"]["ratio_large_over_small"])
+    for scenario in r["wire_sizes"]["scenarios"].values():
+        if "skipped" in scenario:
+            continue
+        for part in ("wire", "storage"):
+            assert all(_is_number(v) for v in scenario[part]["reduction_pct"].values())
+    for goal in results["goals"]:
+        assert _is_number(goal["measured"]), goal["id"]
+
+
+def test_structural_fields_hold(quick_run):
+    _, results, _ = quick_run
+    r = {name: results["benchmarks"][name]["result"] for name in REQUIRED}
+    assert r["fold"]["same_digest"] is True
+    assert r["fold"]["scalar"]["digest"] == r["fold"]["packed"]["digest"]
+    assert r["pager"]["byte_identical"] is True
+    assert r["surface"]["naive_and_delta_surfaces_agree"] is True
+    assert r["load_follow"]["ok"] is True
+    scenarios = r["wire_sizes"]["scenarios"]
+    assert scenarios["synthetic"]["lossless"] is True and scenarios["demo"]["lossless"] is True
+    assert scenarios["corpus"].get("lossless", True) is True  # absent corpus: skipped with a note
+    wire = scenarios["synthetic"]["wire"]
+    assert wire["packed"]["records"] < wire["raw"]["records"] == scenarios["synthetic"]["logical_events"]
+    assert results["structure"] and all(results["structure"].values())
+
+
+def test_quick_goals_are_shown_but_not_judged(quick_run):
+    _, results, _ = quick_run
+    assert {g["id"] for g in results["goals"]} == {"fold", "whitespace_prefix", "pager", "surface"}
+    assert all(g["met"] is None and g["status"].startswith("not judged") for g in results["goals"])
+
+
+def test_plots_are_written(quick_run):
+    _, results, tmp = quick_run
+    for name in PLOTS:
+        path = tmp / "plots" / name
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+    assert sorted(Path(p).name for p in results["plots"]) == sorted(PLOTS)
+
+
+def test_goals_are_judged_from_full_size_numbers():
+    """The met / not met marks follow the numbers given (fabricated here), at the sizes the goals name."""
+    benchmarks = {
+        "fold": {"result": {
+            "scalar": {"records": 416_756, "fold_ms": 100.0, "decode_ms": 1.0, "total_ms": 101.0},
+            "packed": {"records": 696, "fold_ms": 4.0, "decode_ms": 1.0, "total_ms": 5.0},
+            "ratio_fold": 25.0, "ratio_total": 20.2,
+            "whitespace_prefix": {"10000": {"median_ms": 1.0}, "20000": {"median_ms": 2.0},
+                                  "40000": {"median_ms": 4.5}}}},
+        "pager": {"result": {"logical_events": 416_756, "page": {"ratio": 6.0, "no_expansion_ms": 1.0,
+                                                                  "expand_paginate_pack_ms": 6.0},
+                             "cold": {"ratio": 2.0}}},
+        "surface": {"result": {"delta": {"10000": {"median_s": 1.0}, "100000": {"median_s": 13.0}},
+                               "size_ratio": 10.0, "ratio_large_over_small": 13.0, "naive_ratio": None}},
+    }
+    marks = {g["id"]: g["status"] for g in harness.goals(benchmarks)}
+    assert marks == {"fold": "not met", "whitespace_prefix": "met", "pager": "met", "surface": "not met"}
+    assert {g["id"]: g["status"] for g in harness.goals({})} == dict.fromkeys(marks, "not measured")
