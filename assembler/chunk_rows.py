@@ -79,10 +79,10 @@ def is_storage_row(value: object) -> bool:
 # Encoder
 
 
-def _packable(event: object) -> tuple[str, Any, Any, Any, str | None, bool, Any, str] | None:
+def _packable(event: object) -> tuple[tuple[Any, ...], str] | None:
     """Classify a packable delta (PROTOCOL 2.2), or None.
 
-    Returns (tag, turn, step, index, id, has_name, name, fragment).
+    Returns ``(key, fragment)``; the run key is ``(tag, turn, step, index, id, has_name, name)``.
     """
     if type(event) is not dict or event.keys() != _ENVELOPE_KEYS or event["type"] != "assistant/chunk":
         return None
@@ -103,7 +103,7 @@ def _packable(event: object) -> tuple[str, Any, Any, Any, str | None, bool, Any,
         text = chunk.get("text")
         if chunk.keys() != _TEXT_CHUNK_KEYS or type(text) is not str:
             return None
-        return _DELTA_TO_TAG[ctype], turn, step, index, None, False, None, text
+        return (_DELTA_TO_TAG[ctype], turn, step, index, None, False, None), text
     if ctype == "tool-call-delta":
         keys = chunk.keys()
         if keys == _TOOL_CHUNK_KEYS:
@@ -117,7 +117,7 @@ def _packable(event: object) -> tuple[str, Any, Any, Any, str | None, bool, Any,
         call_id, delta = chunk["id"], chunk["argumentsDelta"]
         if type(call_id) is not str or type(delta) is not str:
             return None
-        return "tool-call-chunks", turn, step, index, call_id, has_name, name, delta
+        return ("tool-call-chunks", turn, step, index, call_id, has_name, name), delta
     return None
 
 
@@ -181,40 +181,33 @@ def repack_records(records: Iterable[Any]) -> Iterator[Any]:
     for value in records:
         if is_storage_row(value):
             data = value["data"]
-            payload = data[ROW_TAGS[value["type"]][1]]
             key = _row_key(value)
             seq, time = value["seq0"], value["time0"]
-            if run is not None and _continues(run, key, seq, time):
-                run.dt.append(time - run.last_time)
-            else:
+            fragments: list[str] | tuple[str] = data[ROW_TAGS[value["type"]][1]]
+            gaps: list[Any] | tuple[()] = data["dt"]
+            last_seq, last_time = seq + len(fragments) - 1, row_last_time(value)
+        else:
+            info = _packable(value)
+            if info is None:
                 if run is not None:
                     yield from _emit_run(run)
-                run = _Run(key, seq, time)
-            run.dt.extend(data["dt"])
-            run.payload.extend(payload)
-            run.last_seq = seq + len(payload) - 1
-            run.last_time = row_last_time(value)
-            run.pieces.append(value)
-            continue
-        info = _packable(value)
-        if info is None:
-            if run is not None:
-                yield from _emit_run(run)
-                run = None
-            yield value
-            continue
-        tag, turn, step, index, call_id, has_name, name, fragment = info
-        key = (tag, turn, step, index, call_id, has_name, name)
-        seq, time = value["seq"], value["time"]
+                    run = None
+                yield value
+                continue
+            key, fragment = info
+            seq, time = value["seq"], value["time"]
+            fragments, gaps = (fragment,), ()
+            last_seq, last_time = seq, time
         if run is not None and _continues(run, key, seq, time):
             run.dt.append(time - run.last_time)
         else:
             if run is not None:
                 yield from _emit_run(run)
             run = _Run(key, seq, time)
-        run.payload.append(fragment)
-        run.last_seq = seq
-        run.last_time = time
+        run.dt.extend(gaps)
+        run.payload.extend(fragments)
+        run.last_seq = last_seq
+        run.last_time = last_time
         run.pieces.append(value)
     if run is not None:
         yield from _emit_run(run)

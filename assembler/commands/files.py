@@ -13,6 +13,7 @@ import msgspec
 from ..chunk_rows import expand_records, is_storage_row, repack_records
 from ..records import encode
 from ..store import zstd
+from ..store.jsonl import write_jsonl
 from ._common import load, open_out
 
 __all__ = ["register"]
@@ -45,15 +46,7 @@ def _write(args: argparse.Namespace, header: dict[str, Any], records: Any) -> No
     else:
         stream = open_out(out_path)
     try:
-        stream.write(encode(header) + b"\n")
-        batch: list[bytes] = []
-        for record in records:
-            batch.append(encode(record))
-            if len(batch) >= 4096:
-                stream.write(b"\n".join(batch) + b"\n")
-                batch.clear()
-        if batch:
-            stream.write(b"\n".join(batch) + b"\n")
+        write_jsonl(stream, header, records)
     finally:
         if stream is not sys.stdout.buffer:
             stream.close()

@@ -16,7 +16,7 @@ from ..logfile import LoadResult, SessionLogParser
 from ..records import encode
 from . import zstd
 
-__all__ = ["read_session", "iter_session_lines", "write_session", "SessionWriter", "open_binary"]
+__all__ = ["read_session", "iter_session_lines", "write_session", "write_jsonl", "SessionWriter", "open_binary"]
 
 ProgressFn = Callable[[int, int], None]
 """``progress(bytes_read, total_bytes)``; ``total_bytes`` is the on-disk size (compressed for ``.zst``)."""
@@ -79,6 +79,19 @@ def _position(stream: IO[bytes], compressed: bool) -> int:
         return stream.tell()
     except (OSError, ValueError):
         return 0
+
+
+def write_jsonl(stream: IO[bytes], header: dict[str, Any], records: Iterable[Any], batch_size: int = 4096) -> None:
+    """Write the header line, then one compact JSON line per storage record, in batches (streams any iterable)."""
+    stream.write(encode(header) + b"\n")
+    batch: list[bytes] = []
+    for record in records:
+        batch.append(encode(record))
+        if len(batch) >= batch_size:
+            stream.write(b"\n".join(batch) + b"\n")
+            batch.clear()
+    if batch:
+        stream.write(b"\n".join(batch) + b"\n")
 
 
 class SessionWriter:

@@ -13,9 +13,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..logfile import LoadResult
-from ..records import encode
 from . import zstd
-from .jsonl import read_session
+from .jsonl import read_session, write_jsonl
 from .sqlite import is_sqlite_path, read_sqlite, write_sqlite
 
 __all__ = ["load_any", "save_any", "session_format", "is_sqlite_path"]
@@ -58,15 +57,7 @@ def save_any(path: str | os.PathLike[str], header: dict[str, Any], records: Iter
     try:
         stream = zstd.open_write(tmp) if zstd.is_zstd_path(p) else open(tmp, "wb")
         with stream:
-            stream.write(encode(header) + b"\n")
-            batch: list[bytes] = []
-            for record in records:
-                batch.append(encode(record))
-                if len(batch) >= 4096:
-                    stream.write(b"\n".join(batch) + b"\n")
-                    batch.clear()
-            if batch:
-                stream.write(b"\n".join(batch) + b"\n")
+            write_jsonl(stream, header, records)
         os.replace(tmp, p)
     except BaseException:
         try:
