@@ -13,11 +13,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CORE = ["records", "chunk_rows", "logfile", "errors", "history", "journal", "conversation", "locations", "surface",
-        "session", "invariants", "repair", "text"]
+CORE = ["records", "chunk_rows", "logfile", "errors", "history", "journal", "journal.errors", "journal.publications",
+        "journal.journal", "conversation", "locations", "surface", "session", "invariants", "repair", "text"]
 EDGES = {"store", "server", "cli", "browser", "render", "commands"}
 FORBIDDEN_IN_CORE = {"js", "pyodide", "asyncio", "socket", "time", "datetime", "os", "pathlib", "io", "sqlite3",
                      "subprocess", "threading", "urllib", "http", "definitions", "starlette", "uvicorn"}
+
+
+def module_path(name: str) -> Path:
+    """The source file of core module ``name`` (dotted, under ``assembler``); a package is its ``__init__.py``."""
+    base = ROOT / "assembler" / Path(*name.split("."))
+    return base / "__init__.py" if base.is_dir() else base.with_name(base.name + ".py")
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -40,7 +46,8 @@ def calls_open(path: Path) -> bool:
                for n in ast.walk(tree))
 
 
-@pytest.mark.parametrize("package", ["assembler", "assembler.store", "definitions"])
+@pytest.mark.parametrize("package", ["assembler", "assembler.store", "assembler.journal", "assembler.server",
+                                     "definitions"])
 def test_every_exported_name_resolves(package: str) -> None:
     module = importlib.import_module(package)
     assert module.__all__, package
@@ -51,7 +58,7 @@ def test_every_exported_name_resolves(package: str) -> None:
 
 @pytest.mark.parametrize("name", CORE)
 def test_core_module_is_sans_io_and_imports_no_edge(name: str) -> None:
-    path = ROOT / "assembler" / f"{name}.py"
+    path = module_path(name)
     for imported in imported_modules(path):
         top = imported.lstrip(".").split(".")[0]
         if imported.startswith("."):
@@ -59,6 +66,14 @@ def test_core_module_is_sans_io_and_imports_no_edge(name: str) -> None:
         else:
             assert top not in FORBIDDEN_IN_CORE, f"{name} imports {imported}"
     assert not calls_open(path), f"{name} opens files"
+
+
+def test_core_list_names_every_module_of_a_core_package() -> None:
+    for name in CORE:
+        package = ROOT / "assembler" / Path(*name.split("."))
+        if package.is_dir():
+            found = {f"{name}.{path.stem}" for path in package.glob("*.py") if path.stem != "__init__"}
+            assert found <= set(CORE), f"add {sorted(found - set(CORE))} to CORE"
 
 
 def test_definitions_import_no_edge_and_no_html() -> None:

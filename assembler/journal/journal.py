@@ -1,167 +1,46 @@
-"""The client journal (PROTOCOL 4): keeps a window of history records continuous across pages, live frames and
-reconnects. Sans-I/O: frames and pages go in; publications and page requests come out; it never fetches.
+"""The journal state machine (PROTOCOL 4): ``Journal`` keeps a window of history records continuous across pages,
+live frames and reconnects, and ``session_journal`` binds it to wire ``HistoryRecord`` Structs.
 
-Rules: every entry covers an inclusive logical range ``[first, last]`` (a packed row covers all its members). Inside
-a page entries follow each other exactly. Live entries are appended when they follow the last applied seq, dropped
-when they are complete duplicates, rejected when they partially overlap, and repaired when they leave a gap (the
-journal returns a ``PageRequest``; the caller answers it with ``page``). A protocol violation raises a specific
-``ProtocolViolation`` and leaves the last good window published; after a violation on the live stream the journal is
-failed and refuses further input (a failed ``prepend`` join is reported but does not stop the stream).
+Rules: sans-I/O; frames and pages go in, publications and page requests come out, it never fetches. A protocol
+violation raises and leaves the last good window published; after one on the live stream the journal is failed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
-from .errors import AssemblerError, DiscontinuityError
-from .records import ChunksRecord, HistoryRecord, record_range
+from ..records import ChunksRecord, HistoryRecord, record_range
+from .errors import (
+    STREAM_NAME,
+    CursorMismatch,
+    DiscontinuousHistory,
+    DiscontinuousPage,
+    InvertedRange,
+    JournalError,
+    JournalFailed,
+    JournalNotOpen,
+    OpeningViolation,
+    PackedLiveRecord,
+    PageReadFailed,
+    PartialOverlap,
+    ProtocolViolation,
+    StaleResume,
+    StreamEnded,
+)
+from .publications import Append, Output, PageRequest, Prepend, Publication, Replace
 
 __all__ = [
     "EMPTY_CURSOR",
-    "STREAM_NAME",
-    "JournalError",
-    "JournalNotOpen",
-    "JournalFailed",
-    "PageReadFailed",
-    "ProtocolViolation",
-    "InvertedRange",
-    "DiscontinuousPage",
-    "OpeningViolation",
-    "CursorMismatch",
-    "StaleResume",
-    "PartialOverlap",
-    "DiscontinuousHistory",
-    "StreamEnded",
-    "PackedLiveRecord",
-    "PageRequest",
-    "Replace",
-    "Prepend",
-    "Append",
-    "Publication",
-    "Output",
     "Journal",
     "session_journal",
 ]
 
 EMPTY_CURSOR = -1
-STREAM_NAME = "session event stream"
 
 E = TypeVar("E")
 
-
-# ---------------------------------------------------------------------------------------------------------------
-# Errors
-
-
-class JournalError(AssemblerError):
-    """Root of the journal's errors."""
-
-
-class JournalNotOpen(JournalError):
-    """``prepend`` before the first opening (a usage error, not a protocol violation)."""
-
-
-class JournalFailed(JournalError):
-    """Input after a protocol violation stopped the journal; ``cause`` is that violation."""
-
-    def __init__(self, cause: JournalError) -> None:
-        super().__init__(cause)
-        self.cause = cause
-
-    def __str__(self) -> str:
-        return f"journal is failed: {self.cause}"
-
-
-class PageReadFailed(JournalError):
-    """The caller could not read a requested page (reported with ``page_failed``)."""
-
-
-class ProtocolViolation(JournalError):
-    """The server broke a rule of PROTOCOL 4. The message is the stream name followed by the spec's phrase."""
-
-    phrase = "violated the journal protocol"
-
-    def __init__(self, detail: str = "", stream: str = STREAM_NAME) -> None:
-        super().__init__(detail, stream)
-        self.detail = detail
-        self.stream = stream
-
-    def __str__(self) -> str:
-        return f"{self.stream} {self.phrase}" + (f" ({self.detail})" if self.detail else "")
-
-
-class _PhrasedViolation(ProtocolViolation):
-    """A violation class that covers several phrases of the spec; the phrase is given per instance."""
-
-    def __init__(self, phrase: str, detail: str = "", stream: str = STREAM_NAME) -> None:
-        AssemblerError.__init__(self, phrase, detail, stream)
-        self.phrase = phrase
-        self.detail = detail
-        self.stream = stream
-
-
-class InvertedRange(ProtocolViolation):
-    """4.1: an entry whose first seq is after its last."""
-
-    phrase = "emitted an inverted cursor range"
-
-
-class DiscontinuousPage(ProtocolViolation, DiscontinuityError):
-    """4.2: a page whose entries do not follow each other exactly (``expected`` / ``got`` seqs)."""
-
-    phrase = "page contains discontinuous entries"
-
-    def __init__(self, expected: int, got: int, stream: str = STREAM_NAME) -> None:
-        AssemblerError.__init__(self, expected, got, stream)
-        self.expected = expected
-        self.got = got
-        self.context = "page"
-        self.detail = f"expected seq {expected}, got seq {got}"
-        self.stream = stream
-
-    def __str__(self) -> str:
-        return ProtocolViolation.__str__(self)
-
-
-class OpeningViolation(_PhrasedViolation):
-    """4.3: an entry before the opening cursor, a second opening, or an end before any opening."""
-
-
-class CursorMismatch(_PhrasedViolation):
-    """4.3/4.5: a page that did not end at its requested cursor, or a repair that did not reach its target."""
-
-
-class StaleResume(ProtocolViolation):
-    """4.4: a reconnect whose cursor is behind the last applied entry."""
-
-    phrase = "resumed at a cursor behind the last applied entry"
-
-
-class PartialOverlap(_PhrasedViolation):
-    """4.5: a live entry, or a queued entry in a repair merge, that partially overlaps the applied window."""
-
-
-class DiscontinuousHistory(ProtocolViolation):
-    """4.6: an older page that does not join the window's first cursor."""
-
-    phrase = "history page is discontinuous"
-
-
-class StreamEnded(_PhrasedViolation):
-    """4.5: the stream ended while a replacement page was being read."""
-
-
-class PackedLiveRecord(ProtocolViolation):
-    """3.3: a live append whose entry is a packed ``chunks`` record."""
-
-    phrase = "live stream emitted a packed history record"
-
-    def __init__(self, detail: str = "", stream: str = "session") -> None:
-        super().__init__(detail, stream)
-
-
+# The spec's phrases for the violation classes that cover more than one rule.
 _BEFORE_OPENING = "emitted an entry before its opening cursor"
 _ENDED_BEFORE_OPENING = "ended before its opening cursor"
 _SECOND_OPENING = "emitted more than one opening cursor"
@@ -172,52 +51,6 @@ _PARTIAL_MERGE = "replacement contains a partially overlapping entry"
 _ENDED_REPAIR = "ended while reading its replacement page"
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Requests and publications
-
-
-@dataclass(frozen=True)
-class PageRequest:
-    """A page the caller must read and answer with ``Journal.page(request, entries, has_more)``.
-
-    ``kind`` is ``repair`` (the page must end exactly at ``through``) or ``prepend`` (an older page).
-    """
-
-    id: int
-    kind: Literal["repair", "prepend"]
-    generation: int
-    through: int
-    before: int | None = None
-    max_messages: int | None = None
-
-
-@dataclass(frozen=True)
-class Replace(Generic[E]):
-    """The window is now exactly ``entries``."""
-
-    entries: tuple[E, ...]
-    has_more: bool
-
-
-@dataclass(frozen=True)
-class Prepend(Generic[E]):
-    """``entries`` go before the window."""
-
-    entries: tuple[E, ...]
-    has_more: bool
-
-
-@dataclass(frozen=True)
-class Append(Generic[E]):
-    """``entry`` goes after the window; ``has_more`` is unchanged."""
-
-    entry: E
-
-
-Publication = Replace[Any] | Prepend[Any] | Append[Any]
-Output = Publication | PageRequest
-
-
 class _Repair:
     __slots__ = ("queue", "request", "second")
 
@@ -225,10 +58,6 @@ class _Repair:
         self.queue = queue
         self.request = request
         self.second = False
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# The journal
 
 
 class Journal(Generic[E]):

@@ -1,0 +1,48 @@
+"""HTTP edge: serves session logs from folders as history pages, a follow stream (SSE) and raw files (Starlette).
+
+Rules: a session id is only ever looked up among the files found by scanning the served roots, so an id can never
+reach outside them (``..``, absolute ids and symlinks resolving outside a root are refused with 404). Pages come
+from the no-expansion pager (``history.MessageIndex``). A growing ``.jsonl`` file is polled and only its new bytes
+are parsed; each appended storage record reaches followers as its member events, one ``event`` frame each, never
+packed. ``.jsonl.zst`` files are served for page and raw, and their follow stream is the snapshot only (a compressed
+file is re-read whole when it changes, never followed live). Every error is JSON ``{error, detail}``.
+
+Modules: ``app`` (routes and ``create_app``), ``registry`` (roots, scanning, ids), ``source`` (one session file and
+its followers), ``sse`` (the follow stream), ``responses`` (JSON bodies, error handlers), ``csp`` (security headers).
+"""
+
+from .app import (
+    DEFAULT_STATIC_DIR,
+    create_app,
+)
+from .app import list_sessions as list_sessions
+from .app import session_follow as session_follow
+from .app import session_page as session_page
+from .app import session_raw as session_raw
+from .csp import (
+    CSP,
+    viewer_csp,
+)
+from .registry import (
+    SessionRegistry,
+    session_id_is_safe,
+)
+from .source import (
+    Follower,
+    SessionSource,
+)
+
+# Public names of the former single module, still importable from here but, as before, not in ``__all__``.
+from .source import event_frames as event_frames
+from .sse import EventStreamResponse as EventStreamResponse
+
+__all__ = [
+    "CSP",
+    "DEFAULT_STATIC_DIR",
+    "SessionSource",
+    "SessionRegistry",
+    "Follower",
+    "create_app",
+    "session_id_is_safe",
+    "viewer_csp",
+]

@@ -1,0 +1,142 @@
+"""The Starlette app: ``create_app`` wires the routes (session list, page, follow, raw, and the static viewer at
+``/``), the exception handlers and the security headers around a ``SessionRegistry``.
+
+Rules: pages come from the no-expansion pager (``history.MessageIndex``); bad query parameters are
+``PageRequestError`` (400); a session that stopped parsing is still served, with its fault in the body.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from ..history import DEFAULT_MAX_MESSAGES, PageRequestError, check_max_messages, check_page_request
+from .csp import CSP, SecurityHeaders, viewer_csp
+from .registry import SessionRegistry
+from .responses import EXCEPTION_HANDLERS, json_response
+from .sse import EventStreamResponse
+
+__all__ = [
+    "DEFAULT_STATIC_DIR",
+    "create_app",
+    "list_sessions",
+    "session_follow",
+    "session_page",
+    "session_raw",
+]
+
+DEFAULT_STATIC_DIR = Path(__file__).resolve().parents[2] / "build" / "site"
+
+
+def _header_safe(text: str) -> str:
+    return text.encode("ascii", "backslashreplace").decode("ascii").replace("\r", " ").replace("\n", " ")[:1000]
+
+
+def _int_param(request: Request, name: str, minimum: int) -> int | None:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return None
+    try:
+        value = int(raw.strip(), 10)
+    except ValueError:
+        raise PageRequestError(name, f"must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise PageRequestError(name, f"must be >= {minimum}, got {value}")
+    return value
+
+
+async def list_sessions(request: Request) -> Response:
+    registry: SessionRegistry = request.app.state.registry
+    out = []
+    for sid, path in (await run_in_threadpool(registry.scan)).items():
+        source = registry.lookup(sid)
+        try:
+            await source.update()
+            mtime_ms = int(os.stat(path).st_mtime * 1000)
+        except OSError:
+            continue
+        last_time = source.last_time
+        out.append({
+            "id": sid,
+            "title": source.title,
+            "eventCount": source.index.event_count,
+            "lastActivity": last_time if type(last_time) is int and last_time > 0 else mtime_ms,
+            "bytes": source.bytes_read if not source.compressed else os.stat(path).st_size,
+            "error": source.problem(),
+        })
+    return json_response({"sessions": out})
+
+
+async def session_page(request: Request) -> Response:
+    registry: SessionRegistry = request.app.state.registry
+    source = registry.lookup(request.path_params["sid"])
+    through = _int_param(request, "throughSeq", -1)
+    before = _int_param(request, "beforeSeq", 0)
+    max_messages = _int_param(request, "maxMessages", 1)
+    max_messages = DEFAULT_MAX_MESSAGES if max_messages is None else max_messages
+    async with source.lock:
+        await source._update_locked()
+        last = source.index.last_seq
+        through = last if through is None else through
+        check_page_request(through, before, max_messages, last)
+        value = await run_in_threadpool(source.index.page, through, before, max_messages)
+        problem = source.problem()
+    headers = None
+    if problem is not None:
+        value["error"] = {"error": "malformed-session", "detail": problem}
+        headers = {"X-Session-Error": _header_safe(problem)}
+    return json_response(value, headers=headers)
+
+
+async def session_follow(request: Request) -> Response:
+    registry: SessionRegistry = request.app.state.registry
+    source = registry.lookup(request.path_params["sid"])
+    max_messages = _int_param(request, "maxMessages", 1)
+    check_max_messages(DEFAULT_MAX_MESSAGES if max_messages is None else max_messages)
+    last_event_id = request.headers.get("last-event-id")
+    if last_event_id is not None:
+        # Resuming needs no replay: the snapshot always ends at the current end of the log (>= the client's
+        # last seen seq), and the client's journal accepts it as a reconnect and dedupes what it already has.
+        try:
+            if int(last_event_id) < -1:
+                raise ValueError
+        except ValueError:
+            raise PageRequestError("Last-Event-ID", f"must be a seq, got {last_event_id!r}") from None
+    return EventStreamResponse(source, DEFAULT_MAX_MESSAGES if max_messages is None else max_messages)
+
+
+async def session_raw(request: Request) -> Response:
+    registry: SessionRegistry = request.app.state.registry
+    source = registry.lookup(request.path_params["sid"])
+    media = "application/zstd" if source.compressed else "application/x-ndjson"
+    return FileResponse(source.path, media_type=media)
+
+
+def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.PathLike[str] | None = None,
+               serve_static: bool = True, poll_interval: float = 0.2) -> Starlette:
+    """The Starlette app serving ``roots`` (session files and folders). ``static_dir`` (default ``build/site``) is
+    served at ``/`` when it exists. ``app.state.registry`` is the ``SessionRegistry``."""
+    routes: list[Any] = [
+        Route("/api/sessions", list_sessions),
+        Route("/api/sessions/{sid:path}/page", session_page),
+        Route("/api/sessions/{sid:path}/follow", session_follow),
+        Route("/api/sessions/{sid:path}/raw", session_raw),
+    ]
+    static = Path(static_dir) if static_dir is not None else DEFAULT_STATIC_DIR
+    csp = CSP
+    if serve_static and static.is_dir():
+        routes.append(Mount("/", StaticFiles(directory=static, html=True)))
+        csp = viewer_csp(static)
+    app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS))
+    app.add_middleware(SecurityHeaders, csp=csp)
+    app.state.registry = SessionRegistry(roots, poll_interval)
+    return app

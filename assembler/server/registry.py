@@ -1,0 +1,109 @@
+"""Roots and ids: the served roots (files and folders), the session files found by scanning them, and the lookup of
+an id to its ``SessionSource``.
+
+Rules: an id is only ever looked up among the scanned files, so it can never reach outside the roots (``..``,
+absolute ids and symlinks resolving outside a root are refused with 404).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from starlette.exceptions import HTTPException
+
+from .source import SessionSource
+
+__all__ = [
+    "SessionRegistry",
+    "session_id_is_safe",
+]
+
+_SUFFIXES = (".jsonl.zst", ".jsonl")
+
+
+def session_id_is_safe(session_id: str) -> bool:
+    """An id shape that can be looked up at all: relative, no ``..`` or ``.`` segment, no backslash or NUL."""
+    if not session_id or session_id.startswith("/") or "\\" in session_id or "\x00" in session_id:
+        return False
+    return all(part not in ("", ".", "..") for part in session_id.split("/"))
+
+
+def _strip_suffix(name: str) -> str:
+    if name.endswith(".jsonl.zst"):
+        return name[: -len(".jsonl.zst")] + ".zst"
+    return name[: -len(".jsonl")]
+
+
+class SessionRegistry:
+    """The served roots (files and folders) and the sessions found under them, by id.
+
+    Ids are relative paths without ``.jsonl`` (``.jsonl.zst`` becomes ``.zst``), prefixed with the root's name when
+    more than one root is served or the root is a file.
+    """
+
+    def __init__(self, roots: Sequence[str | os.PathLike[str]], poll_interval: float = 0.2) -> None:
+        self.roots: list[tuple[str, Path]] = []
+        labels: set[str] = set()
+        for root in roots:
+            path = Path(root).resolve()
+            base = _strip_suffix(path.name) if path.is_file() else path.name or "root"
+            label, k = base, 2
+            while label in labels:
+                label, k = f"{base}-{k}", k + 1
+            labels.add(label)
+            self.roots.append((label, path))
+        self.poll_interval = poll_interval
+        self.sources: dict[Path, SessionSource] = {}
+        self._ids: dict[str, Path] = {}
+        self.scan()
+
+    def scan(self) -> dict[str, Path]:
+        """Find every session file under the roots (symlinks pointing outside their root are skipped)."""
+        ids: dict[str, Path] = {}
+        prefix = len(self.roots) > 1 or any(root.is_file() for _, root in self.roots)
+        for label, root in self.roots:
+            if root.is_file():
+                if root.name.endswith(_SUFFIXES):
+                    ids[label] = root
+                continue
+            for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+                dirnames.sort()
+                for name in sorted(filenames):
+                    if not name.endswith(_SUFFIXES):
+                        continue
+                    path = Path(dirpath) / name
+                    resolved = path.resolve()
+                    if not resolved.is_relative_to(root) or not resolved.is_file():
+                        continue
+                    rel = path.relative_to(root).as_posix()
+                    sid = _strip_suffix(rel)
+                    ids[f"{label}/{sid}" if prefix else sid] = resolved
+        self._ids = ids
+        return ids
+
+    def lookup(self, session_id: str) -> SessionSource:
+        """The source for ``session_id``.
+
+        Raises:
+            HTTPException: 404 when the id is unsafe or unknown.
+        """
+        if not session_id_is_safe(session_id):
+            raise HTTPException(404, f"unknown session {session_id!r}")
+        path = self._ids.get(session_id)
+        if path is None:
+            path = self.scan().get(session_id)
+        if path is None or not path.is_file():
+            raise HTTPException(404, f"unknown session {session_id!r}")
+        source = self.sources.get(path)
+        if source is None:
+            source = self.sources[path] = SessionSource(path, self.poll_interval)
+        return source
+
+    def active_watchers(self) -> int:
+        """Watcher tasks still running (0 when no one follows)."""
+        return sum(1 for s in self.sources.values() if s.watcher is not None and not s.watcher.done())
+
+    def follower_count(self) -> int:
+        return sum(len(s.subscribers) for s in self.sources.values())

@@ -1,0 +1,241 @@
+"""One session file: ``SessionSource`` (its header, message index and first fault, refreshed from its new bytes) and
+the ``Follower`` outboxes its polling watcher feeds while anyone follows it.
+
+Rules: a growing ``.jsonl`` file is polled and only its new bytes are parsed; each appended storage record reaches
+followers as its member events, one ``event`` frame each, never packed. A ``.jsonl.zst`` file is re-read whole when
+it changes and never followed live. State changes only under the source's ``lock``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+
+from ..chunk_rows import expand_records, is_storage_row, row_last_time
+from ..errors import AssemblerError, SessionFileError
+from ..history import MessageIndex
+from ..logfile import SessionLogParser
+from ..records import encode
+from ..store import zstd
+from ..store.jsonl import read_session
+
+__all__ = [
+    "Follower",
+    "SessionSource",
+    "event_frames",
+]
+
+log = logging.getLogger("assembler.server")  # one logger for the whole server package
+
+_MAX_FOLLOWER_BUFFER = 32 << 20
+
+
+class Follower:
+    """One follow stream's outbox: encoded SSE frames waiting to be sent, and a wake-up event."""
+
+    __slots__ = ("chunks", "size", "wake", "closed")
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.wake = asyncio.Event()
+        self.closed = False
+
+    def push(self, chunk: bytes) -> None:
+        if self.closed:
+            return
+        self.chunks.append(chunk)
+        self.size += len(chunk)
+        if self.size > _MAX_FOLLOWER_BUFFER:
+            # A client this far behind reconnects and gets a fresh snapshot instead.
+            self.close()
+        self.wake.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self.wake.set()
+
+    def take(self) -> bytes:
+        data = b"".join(self.chunks)
+        self.chunks.clear()
+        self.size = 0
+        self.wake.clear()
+        return data
+
+
+def event_frames(events: Iterable[dict[str, Any]]) -> bytes:
+    """SSE frames for live events: ``id:`` is the seq (a reconnecting EventSource sends it as Last-Event-ID)."""
+    return b"".join(b"id: %d\ndata: %s\n\n" % (e["seq"], encode({"type": "event", "event": e})) for e in events)
+
+
+class SessionSource:
+    """A session file and what has been parsed of it so far: header, message index, the first fault.
+
+    ``refresh`` reads only the bytes appended since the last call (a partial last line waits for its newline);
+    a replaced or truncated file is re-read from the start and its followers are closed. Mutations happen under
+    ``lock``; new records are fanned out to the followers in ``subscribers`` as scalar event frames.
+    """
+
+    def __init__(self, path: Path, poll_interval: float = 0.2) -> None:
+        self.path = path
+        self.compressed = zstd.is_zstd_path(path)
+        self.poll_interval = poll_interval
+        self.lock = asyncio.Lock()
+        self.subscribers: set[Follower] = set()
+        self.watcher: asyncio.Task[None] | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self.index = MessageIndex()
+        self.header: dict[str, Any] | None = None
+        self.error: AssemblerError | None = None
+        self.warnings: list[str] = []
+        self.title: str | None = None
+        self.last_time: Any = None
+        self._parser = SessionLogParser(source=str(self.path))
+        self._offset = 0
+        self._partial = b""
+        self._lineno = 0
+        self._stat: tuple[int, int, int] | None = None
+
+    @property
+    def bytes_read(self) -> int:
+        """How many bytes of the file have been read (a partial last line included)."""
+        return self._offset
+
+    # -- reading (blocking; called in a worker thread under ``lock``) ------------------------------------------
+
+    def refresh_sync(self) -> tuple[list[dict[str, Any]], bool]:
+        """Read what is new. Returns ``(new storage records, reset)``; ``reset`` means the file was replaced.
+
+        Raises:
+            OSError: the file cannot be read.
+        """
+        st = os.stat(self.path)
+        stat = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if self.compressed:
+            if stat == self._stat:
+                return [], False
+            reset = self._stat is not None
+            self._reset()
+            self._stat = stat
+            result = read_session(self.path)
+            self._absorb(result.records)
+            self.header, self.error, self.warnings = result.header, result.error, result.warnings
+            return [], reset
+        reset = False
+        if self._stat is not None and (st.st_ino != self._stat[0] or st.st_size < self._offset):
+            self._reset()
+            reset = True
+        self._stat = stat
+        if st.st_size == self._offset:
+            return [], reset
+        with open(self.path, "rb") as stream:
+            stream.seek(self._offset)
+            data = stream.read()
+        self._offset += len(data)
+        return self._feed(data), reset
+
+    def _feed(self, data: bytes) -> list[dict[str, Any]]:
+        data = self._partial + data if self._partial else data
+        cut = data.rfind(b"\n") + 1
+        self._partial = data[cut:]
+        parser = self._parser
+        records = parser.result.records
+        before = len(records)
+        if parser.result.error is None:
+            for line in data[:cut].split(b"\n")[:-1]:
+                self._lineno += 1
+                if line.endswith(b"\r"):
+                    line = line[:-1]
+                if not parser.feed_line(line, self._lineno):
+                    break
+        self.header = parser.result.header
+        self.error = parser.result.error
+        self.warnings = parser.result.warnings
+        new = records[before:]
+        self._absorb(new)
+        return new
+
+    def _absorb(self, records: list[dict[str, Any]]) -> None:
+        self.index.extend(records)
+        for record in records:
+            if record.get("type") == "session/title" and type(record.get("data")) is dict:
+                title = record["data"].get("title")
+                if type(title) is str:
+                    self.title = title
+        if records:
+            last = records[-1]
+            self.last_time = row_last_time(last) if is_storage_row(last) else last.get("time")
+
+    # -- async API ----------------------------------------------------------------------------------------------
+
+    async def update(self) -> None:
+        """Read what is new and fan it out to followers.
+
+        Raises:
+            OSError: the file cannot be read.
+        """
+        async with self.lock:
+            await self._update_locked()
+
+    async def _update_locked(self) -> None:
+        new, reset = await run_in_threadpool(self.refresh_sync)
+        if reset:
+            for follower in list(self.subscribers):
+                follower.close()
+            self.subscribers.clear()
+        elif new and self.subscribers:
+            chunk = await run_in_threadpool(event_frames, expand_records(new))
+            for follower in self.subscribers:
+                follower.push(chunk)
+
+    def problem(self) -> str | None:
+        """The fault that stopped the parse (with its line), or a missing header, as text."""
+        if self.error is not None:
+            return str(self.error)
+        if self.header is None:
+            return str(SessionFileError("no session header", line=1))
+        return None
+
+    async def subscribe(self, follower: Follower, max_messages: int) -> bytes:
+        """Register ``follower`` and return its snapshot frame; no event can fall between the two."""
+        async with self.lock:
+            await self._update_locked()
+            header = self.header or {}
+            value = await run_in_threadpool(self.index.snapshot, header, max_messages)
+            problem = self.problem()
+            if problem is not None:
+                value["error"] = {"error": "malformed-session", "detail": problem}
+            frame = b"id: %d\ndata: %s\n\n" % (value["cursor"], encode(value)) if value["cursor"] >= 0 else (
+                b"data: %s\n\n" % encode(value))
+            if not self.compressed:
+                self.subscribers.add(follower)
+                if self.watcher is None or self.watcher.done():
+                    self.watcher = asyncio.get_running_loop().create_task(self._watch(), name=f"watch {self.path}")
+            return frame
+
+    def unsubscribe(self, follower: Follower) -> None:
+        """Forget ``follower``; the watcher stops with the last one."""
+        follower.close()
+        self.subscribers.discard(follower)
+        if not self.subscribers and self.watcher is not None:
+            self.watcher.cancel()
+            self.watcher = None
+
+    async def _watch(self) -> None:
+        try:
+            while self.subscribers:
+                await asyncio.sleep(self.poll_interval)
+                await self.update()
+        except OSError as exc:
+            log.warning("stopped following %s: %s", self.path, exc)
+            for follower in list(self.subscribers):
+                follower.close()
+            self.subscribers.clear()
