@@ -396,6 +396,9 @@ def node_text_blocks(node: Mapping[str, Any]) -> list[tuple[str, str]]:
     if kind == "input-message":
         text = _input_text(data) or ""
         return [("markdown" if _input_role(data) == "context" else "plain", text)]
+    if kind == "command":
+        line, output = _command_texts(data)
+        return [("plain", line), ("plain", output or "")]
     return []
 
 
@@ -678,6 +681,45 @@ def _render_event(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderCont
             f'<code class="event-summary">{escape(data.get("summary", ""))}</code></div>')
 
 
+_COMMAND_STATUSES = frozenset({"running", "success", "error", "done"})
+
+
+def _command_texts(data: Mapping[str, Any]) -> tuple[str, str | None]:
+    """``(command line as typed, done text or None)`` of a command node's data; the line is "" when unknown."""
+    line = data.get("input")
+    if type(line) is not str:
+        name = data.get("name")
+        line = f"/{name}" if type(name) is str else ""
+    outcome = data.get("outcome")
+    text = outcome.get("text") if type(outcome) is dict else None
+    return line, text if type(text) is str else None
+
+
+def _render_command(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
+                    lazy: bool = True) -> str:
+    key = str(node.get("key", ""))
+    line, output = _command_texts(data)
+    status = data.get("status")
+    status = status if type(status) is str and status in _COMMAND_STATUSES else "done"
+    if status == "error":
+        badge = ' <span class="badge badge-error">Failed</span>'
+    elif status == "running":
+        badge = ' <span class="badge">running</span>'
+    else:
+        badge = ""
+    if line:
+        shown = f'<div class="command-line">{_sliced(line, markdown=False, key=key, block=0, limit=limit)}</div>'
+    else:  # the command/run is outside the loaded history: only its id is known
+        shown = f'<span class="command-id">{escape(data.get("commandId", ""))}</span>'
+    head = (f'<div class="command-input" role="group" aria-label="Command input">'
+            f'<span class="row-label command-label">Command</span>{badge}{shown}</div>')
+    body = ""
+    if output:
+        body = (f'<div class="command-output">'
+                f'{_sliced(output, markdown=False, key=key, block=1, limit=limit)}</div>')
+    return f'<div class="command-row command-{status}">{head}{body}</div>'
+
+
 def _render_generic(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
                     lazy: bool = True) -> str:
     kind = str(node.get("kind", "node"))
@@ -696,6 +738,7 @@ _RENDERERS: dict[str, Callable[[Mapping[str, Any], dict[str, Any], RenderContext
     "turn-notice": _render_turn_notice,
     "retry-notice": _render_retry,
     "compaction": _render_compaction,
+    "command": _render_command,
     "event": _render_event,
 }
 
@@ -711,6 +754,9 @@ def node_label(node: Mapping[str, Any]) -> str:
                 if line:
                     return line
         return "Assistant"
+    if kind == "command":
+        line, _ = _command_texts(data)
+        return _first_line(line, 80) or "Command"
     text = _input_text(data)
     if text:
         return _first_line(text, 80)
@@ -814,6 +860,15 @@ _TRANSCRIPT_CSS = """\
 .row-label { font-weight: 600; }
 .user-message { background: var(--user-bg); border-radius: 10px; padding: 0.5rem 0.75rem; margin-left: 3rem; }
 .role-label { font-size: 0.75rem; color: var(--muted); text-transform: uppercase; letter-spacing: 0.04em; }
+.command-row { margin-left: 3rem; }
+.command-input { background: var(--user-bg); border-radius: 10px; padding: 0.4rem 0.75rem; display: flex;
+  flex-wrap: wrap; align-items: baseline; gap: 0 0.5rem; }
+.command-label { font-size: 0.75rem; color: var(--muted); }
+.command-line { font-family: var(--mono); font-size: 0.9rem; flex: 1 1 12rem; min-width: 0; }
+.command-id { font-family: var(--mono); font-size: 0.8rem; color: var(--muted); }
+.command-output { font-size: 0.9rem; color: var(--muted); border-left: 3px solid var(--border);
+  padding: 0.2rem 0.6rem; margin: 0.3rem 0 0 0.5rem; max-height: 24rem; overflow: auto; }
+.command-error .command-output { color: var(--error-fg); border-left-color: var(--error-fg); }
 .plain, .plain-pre { white-space: pre-wrap; font: inherit; margin: 0; }
 .plain-pre { font-family: var(--mono); font-size: 0.85rem; max-height: 24rem; overflow: auto; }
 details { border: 1px solid var(--border); border-radius: 8px; padding: 0.3rem 0.6rem; margin: 0.3rem 0; }

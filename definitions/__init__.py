@@ -10,6 +10,7 @@ from __future__ import annotations
 from assembler.conversation import Definition
 
 from .chat_assistant import ChatAssistant
+from .command import Command
 from .fallback import Fallback
 from .input_message import InboxNextStep, InputMessage
 from .notices import Compaction, RetryNotice, TurnNotice
@@ -25,6 +26,7 @@ __all__ = [
     "TrajectoryTurnEnd",
     "InputMessage",
     "InboxNextStep",
+    "Command",
     "Tool",
     "TurnNotice",
     "RetryNotice",
@@ -46,6 +48,7 @@ def default_definitions() -> list[Definition]:
     """A fresh instance of every Definition, in registration order."""
     return [
         InputMessage(),
+        Command(),
         ChatAssistant(),
         Tool(),
         TurnNotice(),

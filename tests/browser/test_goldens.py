@@ -6,6 +6,9 @@ For each scenario under ``apps/web/tests/snapshots`` with a ``ui.expected.md`` a
 
 * each user message of the golden: a top-level ``- text:`` item ending in the message clock ``{{clock}}`` (the
   reference prints the clock, and an optional ``M/D`` date, after the text; a turn-tail line may run into it);
+* each slash command: a top-level ``- group "Command input": /name args`` item (the command as typed), and the
+  done text of the top-level ``- button "name <done text>"`` that follows it (the reference names the row by the
+  command name, then the text);
 * each assistant paragraph: a top-level ``- paragraph:`` item, its value or the concatenated values of its inline
   children (``strong``, ``code``, ``text`` ...);
 * for logs that are full recordings (``FULL_RECORDINGS``): each "Think" row's title (the golden shows a reasoning
@@ -18,9 +21,6 @@ Excluded, with the reason:
 
 * ``approval-composer``: its golden is the approval dialog only (app chrome): no user text, paragraph or Think
   row; the scenario still has to open without error.
-* ``goal-multi-turn-actions``: the golden's ``group "Command input": /goal …`` is a ``command/run`` event, which no
-  chat Definition assembles yet (the reference's ``command.ts``); it is shown only as an Events row, so it is not
-  checked. Its paragraphs, Think rows and tails are.
 * Think rows and tails of ``cordis-tool-round`` and ``web-search-round``: these logs are replay scripts, not
   recordings of the run the golden shows. In ``cordis-tool-round`` the chunks (which the replay streams) and the
   ``assistant/message`` events (from another recording) carry different reasoning, and the settled message wins;
@@ -62,7 +62,6 @@ _USER_TAIL = re.compile(r"(?:\s+\d{1,2}/\d{1,2})?\s+\{\{clock\}\}$")
 _TAIL_PREFIX = re.compile(r"^(?:\d{1,2}/\d{1,2}\s+)?\{\{clock\}\} Ran for \{\{duration\}\}"
                           r"(?: TTFT \{\{duration\}\} \{\{throughput\}\} tok/s)?\s*")
 _TAIL = re.compile(r"\{\{clock\}\} Ran for \{\{duration\}\}(?P<ttft> TTFT)?")
-EXCLUDE_USER = {"goal-multi-turn-actions"}  # the user's input is a /goal command row (see the module docstring)
 FULL_RECORDINGS = {"code-mode-round", "fresh-round-trip", "goal-multi-turn-actions", "seeded-history"}
 
 
@@ -82,14 +81,18 @@ class Golden:
     user_texts: list[str] = field(default_factory=list)
     paragraphs: list[str] = field(default_factory=list)
     think_titles: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    command_outputs: list[str] = field(default_factory=list)
     tails: int = 0
     tails_with_ttft: int = 0
 
 
 def parse_golden(text: str) -> Golden:
-    """Extract user texts, assistant paragraphs, Think titles and turn-tail counts from a ``ui.expected.md``."""
+    """Extract user texts, commands and their done texts, assistant paragraphs, Think titles and turn-tail counts
+    from a ``ui.expected.md``."""
     golden = Golden()
     lines = text.splitlines()
+    command_name: str | None = None  # the name of the command whose output button may come next
     for i, line in enumerate(lines):
         quoted = _QUOTED_ITEM.match(line)
         if quoted is not None:  # - 'button "Think …"': the whole "role name" is quoted because of a colon
@@ -99,7 +102,15 @@ def parse_golden(text: str) -> Golden:
         if m is None or m["indent"]:
             continue
         role, value = m["role"], m["value"]
-        if role == "text" and value:
+        after_command, command_name = command_name, None
+        if role == "group" and m["name"] and _unquote(m["name"]) == "Command input" and value:
+            command = _unquote(value)
+            golden.commands.append(command)
+            command_name = command.split()[0].removeprefix("/")
+        elif role == "button" and m["name"] and after_command is not None and (
+                _unquote(m["name"]).startswith(after_command + " ")):
+            golden.command_outputs.append(_unquote(m["name"])[len(after_command) + 1:])
+        elif role == "text" and value:
             item = _unquote(value)
             for tail in _TAIL.finditer(item):
                 golden.tails += 1
@@ -160,8 +171,15 @@ def test_extractor_reads_a_golden_with_inline_children_and_a_merged_tail() -> No
         "- paragraph: hi",
         "- text: {{clock}} Ran for {{duration}} TTFT {{duration}} {{throughput}} tok/s",
         "- text: {{clock}} Ran for {{duration}} Next question? 7/25 {{clock}}",
+        '- group "Command input": /goal ship it',
+        "- 'button \"goal Goal created Commands: /goal edit <objective>\"':",
+        "  - img",
+        '- group "Command input": /goal',
+        '- button "Commands"',  # not named after the command: not its output
     ])
     golden = parse_golden(text)
+    assert golden.commands == ["/goal ship it", "/goal"]
+    assert golden.command_outputs == ["Goal created Commands: /goal edit <objective>"]
     assert golden.user_texts == ['Say "hi" please.', "Next question?"]
     assert golden.paragraphs == ["Turn 1— done", "hi"]
     assert golden.think_titles == ["Step one: look"]
@@ -181,10 +199,13 @@ def test_golden_transcript_content_appears_in_the_chat_view(scenario: Path | Non
     if scenario.name == "approval-composer":
         assert golden.user_texts == golden.paragraphs == golden.think_titles == []
         return
-    if scenario.name not in EXCLUDE_USER:
-        assert golden.user_texts, "the extractor found no user text"
+    assert golden.user_texts or golden.commands, "the extractor found no user text or command"
     for text in golden.user_texts:
         assert contains(shown, text), f"user text missing: {text!r}"
+    for command in golden.commands:
+        assert contains(shown, command), f"command input missing: {command!r}"
+    for output in golden.command_outputs:
+        assert contains(shown, output), f"command output missing: {output[:100]!r}"
     assert golden.paragraphs, "the extractor found no assistant paragraph"
     for paragraph in golden.paragraphs:
         assert contains(shown, paragraph), f"assistant paragraph missing: {paragraph!r}"
