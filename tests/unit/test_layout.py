@@ -47,7 +47,7 @@ def calls_open(path: Path) -> bool:
 
 
 @pytest.mark.parametrize("package", ["assembler", "assembler.store", "assembler.journal", "assembler.server",
-                                     "definitions"])
+                                     "assembler.render", "assembler.browser", "definitions"])
 def test_every_exported_name_resolves(package: str) -> None:
     module = importlib.import_module(package)
     assert module.__all__, package

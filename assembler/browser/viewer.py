@@ -1,12 +1,10 @@
-"""The browser edge: the entry points the viewer's Web Worker calls in Pyodide, bytes in and JSON bytes out.
+"""The viewer window the worker drives: one journal, one Conversation assembler wired with the default Definitions,
+the chat nodes it shows (each with a revision), and the local file's pager that answers "Load older".
 
-Rules: this is the only module the page's JavaScript talks to. Inputs arrive as bytes (a ``Uint8Array`` becomes a
-``memoryview``; a JS string is never parsed); results go back as msgspec-encoded JSON bytes. Pages and follow frames
-go through the journal (PROTOCOL 4) into one Conversation assembler wired with the default Definitions; local files
-are parsed in slices (so the worker can report progress), their storage rows renamed to wire rows, never expanded,
-and "Load older" for a file is answered here from the no-expansion pager. HTML is rendered on demand, per node, by
-``render`` (DESIGN rule 8). Nothing here touches the DOM, the network or ``js``; the worker does the I/O. Works on
-CPython too, which is how it is unit-tested.
+Rules: every entry point takes bytes and returns JSON bytes (``updates``); pages and follow frames go through the
+journal (PROTOCOL 4), never straight to the assembler; bad input comes back as ``{"error": …}`` beside what is
+still shown (only a call out of order, like ``file_feed`` before ``file_begin``, raises). HTML is rendered on demand,
+per node, by ``render`` (DESIGN rule 8).
 """
 
 from __future__ import annotations
@@ -19,15 +17,14 @@ from typing import Any
 import msgspec
 
 from definitions import default_definitions
-from definitions.transcript import Transcript, canonical_json
 
-from . import render
-from .conversation import ConversationAssembler, FlushResult, ViewNode
-from .errors import AssemblerError
-from .history import DEFAULT_MAX_MESSAGES, MessageIndex, history_records
-from .journal import Append, JournalError, PageRequest, Prepend, Replace, session_journal
-from .logfile import LoadResult, SessionLogParser
-from .records import (
+from .. import render
+from ..conversation import ConversationAssembler, FlushResult, ViewNode
+from ..errors import AssemblerError
+from ..history import DEFAULT_MAX_MESSAGES, MessageIndex, history_records
+from ..journal import Append, JournalError, PageRequest, Prepend, Replace, session_journal
+from ..logfile import LoadResult
+from ..records import (
     EventFrame,
     EventRecord,
     HistoryRecord,
@@ -37,176 +34,22 @@ from .records import (
     decode_page,
     record_range,
 )
+from .local import FileLoad
+from .updates import (
+    HIDDEN_KINDS,
+    as_bytes,
+    elapsed_ms,
+    encode_json,
+    error_value,
+    node_meta,
+    request_value,
+    transcript_bytes,
+)
 
-__all__ = ["FileLoad", "Viewer", "VIEWER", "as_bytes", "HIDDEN_KINDS"]
-
-HIDDEN_KINDS = frozenset({"event"})
-"""Chat node kinds the page hides unless "show all events" is on (the fallback's one-row-per-unclaimed-event)."""
-
-_encode = msgspec.json.Encoder().encode
-
-
-def as_bytes(data: Any) -> bytes | bytearray | memoryview:
-    """Accept a ``memoryview``/``bytes`` (what ``pyodide.toPy(Uint8Array)`` gives) or a JsProxy of a typed array."""
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        return data
-    to_bytes = getattr(data, "to_bytes", None)  # a JsProxy of a Uint8Array / ArrayBuffer
-    if to_bytes is not None:
-        return to_bytes()  # type: ignore[no-any-return]
-    raise TypeError(f"expected bytes, got {type(data).__name__}")
-
-
-def _ms(t0: float) -> float:
-    return round((time.perf_counter() - t0) * 1000, 3)
-
-
-# --- local files ----------------------------------------------------------------------------------------------
-
-
-try:  # Python 3.14 (Pyodide): incremental decompression
-    from compression.zstd import ZstdDecompressor as _ZstdDecompressor  # type: ignore[import-not-found]
-except ImportError:  # CPython 3.11-3.13: whole-file decompression through the store helper
-    _ZstdDecompressor = None
-
-
-class _ZstdStream:
-    """Decompresses a ``.zst`` stream slice by slice (several concatenated frames allowed)."""
-
-    def __init__(self) -> None:
-        self._d = _ZstdDecompressor() if _ZstdDecompressor is not None else None
-        self._pending: list[bytes] = []
-        self._in_frame = False
-
-    def feed(self, data: bytes | bytearray | memoryview) -> bytes:
-        if self._d is None:
-            self._pending.append(bytes(data))
-            return b""
-        out: list[bytes] = []
-        chunk = bytes(data)
-        while chunk:
-            out.append(self._d.decompress(chunk))
-            self._in_frame = not self._d.eof
-            if self._d.eof:
-                chunk = self._d.unused_data
-                self._d = _ZstdDecompressor()
-            else:
-                chunk = b""
-        return b"".join(out)
-
-    def finish(self) -> bytes:
-        """The rest of the data. Raises ``ValueError`` for a stream cut off inside a frame."""
-        if self._d is None:  # CPython < 3.14 (tests, tools): the zstandard package, every frame
-            import io
-
-            import zstandard
-
-            with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(b"".join(self._pending)),
-                                                            read_across_frames=True) as reader:
-                return bytes(reader.read())
-        if self._in_frame:
-            raise ValueError("the zstd stream ends inside a frame (truncated file)")
-        return b""
-
-
-class FileLoad:
-    """A local session file parsed in slices: ``feed`` each slice in order, then ``finish``.
-
-    Lines are split on ``\\n`` (a ``\\r`` before it is dropped); a line split across slices is carried over. The parse
-    stops at the first fault and keeps everything before it (``LoadResult.error`` names the line).
-    """
-
-    def __init__(self, name: str = "", size: int = 0) -> None:
-        self.name = name
-        self.size = size
-        self.parser = SessionLogParser(source=name)
-        self.zstd = _ZstdStream() if name.endswith(".zst") else None
-        self.bytes_read = 0
-        self.bytes_parsed = 0
-        self._carry = b""
-        self._lineno = 0
-        self.failure: str | None = None
-        self.parse_ms = 0.0  # time spent in feed and finish (decompression and parsing)
-
-    def _lines(self, data: bytes) -> None:
-        if self._carry:
-            data = self._carry + data
-        cut = data.rfind(b"\n") + 1
-        self._carry = data[cut:]
-        if cut == 0 or self.parser.result.error is not None:
-            return
-        feed = self.parser.feed_line
-        lineno = self._lineno
-        for line in data[:cut - 1].split(b"\n"):
-            lineno += 1
-            if line[-1:] == b"\r":
-                line = line[:-1]
-            if not feed(line, lineno):
-                break
-        self._lineno = lineno
-        self.bytes_parsed += cut
-
-    def feed(self, data: bytes | bytearray | memoryview) -> None:
-        """Parse one more slice of the file's bytes."""
-        t0 = time.perf_counter()
-        self.bytes_read += len(data)
-        if self.failure is not None:
-            return
-        if self.zstd is not None:
-            try:
-                chunk = self.zstd.feed(data)
-            except Exception as exc:  # zstd errors have no common public base across implementations
-                self.failure = f"cannot decompress: {exc}"
-                return
-        else:
-            chunk = bytes(data)
-        if chunk:
-            self._lines(chunk)
-        self.parse_ms += _ms(t0)
-
-    def finish(self) -> LoadResult:
-        """Parse what is left (a last line without a newline) and close the parse."""
-        t0 = time.perf_counter()
-        try:
-            return self._finish()
-        finally:
-            self.parse_ms += _ms(t0)
-
-    def _finish(self) -> LoadResult:
-        if self.zstd is not None and self.failure is None:
-            try:
-                rest = self.zstd.finish()
-            except Exception as exc:
-                self.failure = f"cannot decompress: {exc}"
-                rest = b""
-            if rest:
-                self._lines(rest)
-        if self._carry and self.parser.result.error is None:
-            self._lineno += 1
-            line = self._carry[:-1] if self._carry[-1:] == b"\r" else self._carry
-            self.parser.feed_line(line, self._lineno, terminated=False)
-            self._carry = b""
-        return self.parser.finish()
-
-    def progress(self) -> dict[str, Any]:
-        result = self.parser.result
-        return {"bytes": self.bytes_read, "size": self.size, "lines": self._lineno, "events": result.event_count,
-                "records": len(result.records), "error": None if result.error is None else str(result.error)}
-
-
-# --- the viewer state -----------------------------------------------------------------------------------------
-
-
-class _NodeMeta(msgspec.Struct, omit_defaults=True):
-    """What the page needs to lay out one chat node without its HTML."""
-
-    key: str
-    kind: str
-    seq: int | float
-    rev: int
-    label: str
-    size: int
-    hidden: bool = False
-    role: str | None = None
+__all__ = [
+    "Viewer",
+    "VIEWER",
+]
 
 
 class Viewer:
@@ -247,8 +90,7 @@ class Viewer:
         for out in outputs:
             if isinstance(out, PageRequest):
                 self.page_requests[out.id] = out
-                requests.append({"id": out.id, "kind": out.kind, "through": out.through, "before": out.before,
-                                 "maxMessages": out.max_messages})
+                requests.append(request_value(out))
             elif isinstance(out, Replace):
                 asm.replace_window(out.entries, out.has_more)
             elif isinstance(out, Prepend):
@@ -262,15 +104,6 @@ class Viewer:
         blocks = getattr(data, "blocks", None) or ()
         # Tool-call blocks are the ones with a callId (the block kind is a msgspec tag, not an attribute).
         return tuple(b.callId in self._tool_ids for b in blocks if hasattr(b, "callId"))
-
-    def _meta(self, node: ViewNode) -> _NodeMeta:
-        data = msgspec.to_builtins(node.data)
-        as_dict = {"kind": node.kind, "data": data}
-        size = sum(len(text) for _, text in render.node_text_blocks(as_dict))
-        role = data.get("kind") if node.kind == "input-message" and type(data) is dict else None
-        return _NodeMeta(key=node.key, kind=node.kind, seq=node.anchorSeq, rev=self.revs[node.key],
-                         label=render.node_label(as_dict), size=size,
-                         hidden=node.visibility == "hidden" or node.kind in HIDDEN_KINDS, role=role)
 
     def _take(self, result: FlushResult | None) -> tuple[bool, list[ViewNode], list[str]]:
         """Fold a flush into ``self.chat``; returns ``(replace, changed nodes, removed keys)``."""
@@ -328,7 +161,7 @@ class Viewer:
         journal = self.journal
         value: dict[str, Any] = {
             "replace": replace,
-            "nodes": [self._meta(n) for n in nodes],
+            "nodes": [node_meta(n, self.revs[n.key]) for n in nodes],
             "removed": list(removed),
             "hasMore": journal.has_more,
             "canLoadOlder": journal.has_more and (self.index is not None or self._live),
@@ -348,31 +181,23 @@ class Viewer:
         replace, changed, removed = self._take(self.assembler.flush())
         return self._update(replace, changed, removed, requests, **extra)
 
-    def _transcript_bytes(self, result: FlushResult) -> bytes:
-        """The canonical transcript of a full replace, exactly as ``definitions.assemble_page`` builds it."""
-        views = result.views
-        chat = views["chat"].nodes if "chat" in views else []
-        traj = views["trajectory"].nodes if "trajectory" in views else []
-        by_seq = lambda n: n.anchorSeq
-        return canonical_json(Transcript(sorted(chat, key=by_seq), sorted(traj, key=by_seq), result.timeline))
-
     def _replace(self, records: Sequence[HistoryRecord], has_more: bool, cursor: int,
                  *, digest: bool = False) -> dict[str, Any]:
         """Open the journal on a page and fold it; returns the update with ``ms`` (journal, fold) and a digest."""
         t0 = time.perf_counter()
         outputs = self.journal.opened(cursor, records, has_more)
-        ms_journal = _ms(t0)
+        ms_journal = elapsed_ms(t0)
         t0 = time.perf_counter()
         self._apply(outputs)
         result = self.assembler.flush()
-        ms_fold = _ms(t0)
+        ms_fold = elapsed_ms(t0)
         extra: dict[str, Any] = {}
         if digest and result is not None:
             t0 = time.perf_counter()
-            canonical = self._transcript_bytes(result)
+            canonical = transcript_bytes(result)
             extra["digest"] = hashlib.sha256(canonical).hexdigest()
             extra["canonicalBytes"] = len(canonical)
-            extra["msDigest"] = _ms(t0)
+            extra["msDigest"] = elapsed_ms(t0)
         replace, changed, removed = self._take(result)
         update = self._update(replace, changed, removed, **extra)
         update["ms"] = {"journal": ms_journal, "fold": ms_fold}
@@ -387,15 +212,15 @@ class Viewer:
         try:
             page = decode_page(as_bytes(data))
         except AssemblerError as exc:
-            return _encode(self._error_update(exc, "page"))
-        ms_decode = _ms(t0)
+            return encode_json(self._error_update(exc, "page"))
+        ms_decode = elapsed_ms(t0)
         cursor = _tail(page.records)
         try:
             update = self._replace(page.records, page.hasMore, cursor, digest=True)
         except AssemblerError as exc:
-            return _encode(self._error_update(exc, "page"))
+            return encode_json(self._error_update(exc, "page"))
         update["ms"]["decode"] = ms_decode
-        return _encode(update)
+        return encode_json(update)
 
     def apply_frames(self, frames: Sequence[Any]) -> bytes:
         """Apply follow frames (each the JSON bytes of a snapshot or event frame), in order, then flush once.
@@ -420,11 +245,11 @@ class Viewer:
                 elif isinstance(frame, EventFrame):
                     requests += self._apply(self.journal.entry(EventRecord(frame.event)))
         except (AssemblerError, JournalError) as exc:
-            error = _error_value(exc, "live")
+            error = error_value(exc, "live")
         update = self._flush_update(requests, header=self.header)
         if error is not None:
             update["error"] = error
-        return _encode(update)
+        return encode_json(update)
 
     def reconnected(self) -> None:
         """The page opened a new follow connection: the next frame must be its snapshot."""
@@ -437,11 +262,10 @@ class Viewer:
         try:
             request = self.journal.request_prepend(max_messages)
         except JournalError as exc:
-            return _encode(self._error_update(exc, "older"))
+            return encode_json(self._error_update(exc, "older"))
         if self.index is None:
             self.page_requests[request.id] = request
-            return _encode({"requests": [{"id": request.id, "kind": request.kind, "through": request.through,
-                                          "before": request.before, "maxMessages": request.max_messages}]})
+            return encode_json({"requests": [request_value(request)]})
         value = self.index.page(request.through, request.before, request.max_messages or DEFAULT_MAX_MESSAGES)
         page = msgspec.convert(value, SessionPage)
         return self._answer(request, page)
@@ -450,37 +274,37 @@ class Viewer:
         """Answer a page request (repair or older page) with the JSON bytes of the ``SessionPage`` that was read."""
         request = self.page_requests.pop(int(request_id), None)
         if request is None:
-            return _encode(self._flush_update())
+            return encode_json(self._flush_update())
         try:
             page = decode_page(as_bytes(data))
         except AssemblerError as exc:
-            return _encode(self._error_update(exc, "page"))
+            return encode_json(self._error_update(exc, "page"))
         return self._answer(request, page)
 
     def page_failed(self, request_id: int, reason: str) -> bytes:
         """The page could not read a requested page."""
         request = self.page_requests.pop(int(request_id), None)
         if request is None:
-            return _encode(self._flush_update())
+            return encode_json(self._flush_update())
         try:
             self.journal.page_failed(request, reason)
         except JournalError as exc:
-            return _encode(self._error_update(exc, "older" if request.kind == "prepend" else "live"))
-        return _encode(self._flush_update())
+            return encode_json(self._error_update(exc, "older" if request.kind == "prepend" else "live"))
+        return encode_json(self._flush_update())
 
     def _answer(self, request: PageRequest, page: SessionPage) -> bytes:
         try:
             requests = self._apply(self.journal.page(request, page.records, page.hasMore))
         except (AssemblerError, JournalError) as exc:
-            return _encode(self._error_update(exc, "older" if request.kind == "prepend" else "live"))
-        return _encode(self._flush_update(requests))
+            return encode_json(self._error_update(exc, "older" if request.kind == "prepend" else "live"))
+        return encode_json(self._flush_update(requests))
 
     def _error_update(self, exc: BaseException, where: str) -> dict[str, Any]:
         try:
             update = self._flush_update()
         except AssemblerError:
             update = self._update(False, [], [])
-        update["error"] = _error_value(exc, where)
+        update["error"] = error_value(exc, where)
         return update
 
     # -- entry points: local files ------------------------------------------------------------------------------
@@ -495,7 +319,7 @@ class Viewer:
         if self.file is None:
             raise RuntimeError("file_feed before file_begin")
         self.file.feed(as_bytes(data))
-        return _encode(self.file.progress())
+        return encode_json(self.file.progress())
 
     def file_finish(self, all_records: bool = False, max_messages: int = DEFAULT_MAX_MESSAGES) -> bytes:
         """Finish the parse and show the file: the tail page of ``max_messages`` messages (older pages come from
@@ -523,26 +347,17 @@ class Viewer:
         except msgspec.ValidationError as exc:
             update = self._update(False, [], [])
             update["error"] = {"where": "file", "message": f"invalid record: {exc}", "line": None, "seq": None}
-            return _encode(update)
-        ms_page = _ms(t0)
+            return encode_json(update)
+        ms_page = elapsed_ms(t0)
         try:
             update = self._replace(page.records, page.hasMore, index.last_seq, digest=all_records)
         except AssemblerError as exc:
-            return _encode(self._error_update(exc, "file"))
+            return encode_json(self._error_update(exc, "file"))
         update["ms"].update({"parse": ms_parse, "page": ms_page})
         update["header"] = result.header
-        update["file"] = {"name": load.name, "bytes": load.bytes_read, "lines": result.lines,
-                          "events": result.event_count, "records": len(result.records)}
-        update["warnings"] = list(result.warnings)
-        update["error"] = None
-        if load.failure is not None:
-            update["error"] = {"where": "file", "message": load.failure, "line": None, "seq": None}
-        elif result.error is not None:
-            err = result.error
-            update["error"] = {"where": "file", "message": err.message, "line": err.line, "seq": err.seq,
-                               "text": str(err)}
+        update.update(load.outcome(result))
         self.file = None
-        return _encode(update)
+        return encode_json(update)
 
     # -- entry points: HTML ----------------------------------------------------------------------------------------
 
@@ -568,19 +383,19 @@ class Viewer:
                 continue
             html[key] = render.render_node(node, context=context)
             revs[key] = self.revs.get(key, 0)
-        return _encode({"html": html, "revs": revs})
+        return encode_json({"html": html, "revs": revs})
 
     def render_more(self, key: str, block: int, offset: int) -> bytes:
         """The next slice of a long text block (after "Show more")."""
         node = self._node_dict(str(key))
         html = "" if node is None else render.render_block_slice(node, int(block), int(offset))
-        return _encode({"html": html})
+        return encode_json({"html": html})
 
     def render_think(self, key: str, block: int) -> bytes:
         """The body of a Think row, when it is opened."""
         node = self._node_dict(str(key))
         html = "" if node is None else render.render_section(node, int(block))
-        return _encode({"html": html})
+        return encode_json({"html": html})
 
     def find_seq(self, seq: float) -> bytes:
         """The chat node a deep link ``#seq=N`` points at: the visible node with the greatest anchor <= N (else the
@@ -598,20 +413,12 @@ class Viewer:
             else:
                 break
         in_window = first is None or seq >= first or not self.journal.has_more
-        return _encode({"key": None if best is None else best.key, "inWindow": in_window})
+        return encode_json({"key": None if best is None else best.key, "inWindow": in_window})
 
 
 def _tail(records: Sequence[HistoryRecord]) -> int:
     """The last logical seq of a page (-1 when empty): a page opens the journal at its own tail."""
     return record_range(records[-1])[1] if records else -1
-
-
-def _error_value(exc: BaseException, where: str) -> dict[str, Any]:
-    line = getattr(exc, "line", None)
-    seq = getattr(exc, "seq", None)
-    message = getattr(exc, "message", None) or str(exc)
-    return {"where": where, "message": str(message), "line": line if type(line) is int else None,
-            "seq": seq if type(seq) is int else None, "text": str(exc), "type": type(exc).__name__}
 
 
 VIEWER = Viewer()

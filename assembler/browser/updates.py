@@ -1,0 +1,100 @@
+"""What crosses the worker boundary: bytes coming in, and the JSON values the page gets back (chat node metadata,
+page requests, error values, the transcript digest's canonical bytes).
+
+Rules: inputs are bytes, never a JS string to parse; every result is msgspec-encoded JSON bytes. A node's metadata
+lets the page lay out a row without its HTML (which ``render`` makes on demand). Pure apart from the timer.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import msgspec
+
+from definitions.transcript import Transcript, canonical_json
+
+from .. import render
+from ..conversation import FlushResult, ViewNode
+from ..journal import PageRequest
+
+__all__ = [
+    "HIDDEN_KINDS",
+    "NodeMeta",
+    "as_bytes",
+    "encode_json",
+    "elapsed_ms",
+    "node_meta",
+    "request_value",
+    "error_value",
+    "transcript_bytes",
+]
+
+HIDDEN_KINDS = frozenset({"event"})
+"""Chat node kinds the page hides unless "show all events" is on (the fallback's one-row-per-unclaimed-event)."""
+
+encode_json = msgspec.json.Encoder().encode
+"""Any result value → the JSON bytes the page receives."""
+
+
+def as_bytes(data: Any) -> bytes | bytearray | memoryview:
+    """Accept a ``memoryview``/``bytes`` (what ``pyodide.toPy(Uint8Array)`` gives) or a JsProxy of a typed array."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return data
+    to_bytes = getattr(data, "to_bytes", None)  # a JsProxy of a Uint8Array / ArrayBuffer
+    if to_bytes is not None:
+        return to_bytes()  # type: ignore[no-any-return]
+    raise TypeError(f"expected bytes, got {type(data).__name__}")
+
+
+def elapsed_ms(t0: float) -> float:
+    """Milliseconds since ``t0`` (a ``time.perf_counter()`` reading), rounded to microseconds."""
+    return round((time.perf_counter() - t0) * 1000, 3)
+
+
+class NodeMeta(msgspec.Struct, omit_defaults=True):
+    """What the page needs to lay out one chat node without its HTML."""
+
+    key: str
+    kind: str
+    seq: int | float
+    rev: int
+    label: str
+    size: int
+    hidden: bool = False
+    role: str | None = None
+
+
+def node_meta(node: ViewNode, rev: int) -> NodeMeta:
+    """The metadata of chat node ``node`` at revision ``rev``: its label and text size come from ``render``."""
+    data = msgspec.to_builtins(node.data)
+    as_dict = {"kind": node.kind, "data": data}
+    size = sum(len(text) for _, text in render.node_text_blocks(as_dict))
+    role = data.get("kind") if node.kind == "input-message" and type(data) is dict else None
+    return NodeMeta(key=node.key, kind=node.kind, seq=node.anchorSeq, rev=rev,
+                    label=render.node_label(as_dict), size=size,
+                    hidden=node.visibility == "hidden" or node.kind in HIDDEN_KINDS, role=role)
+
+
+def request_value(request: PageRequest) -> dict[str, Any]:
+    """A page request as the page sees it: it fetches the page and answers with ``Viewer.answer_page(id, …)``."""
+    return {"id": request.id, "kind": request.kind, "through": request.through, "before": request.before,
+            "maxMessages": request.max_messages}
+
+
+def error_value(exc: BaseException, where: str) -> dict[str, Any]:
+    """An error for the page: ``{where, message, line, seq, text, type}`` (line and seq None unless known)."""
+    line = getattr(exc, "line", None)
+    seq = getattr(exc, "seq", None)
+    message = getattr(exc, "message", None) or str(exc)
+    return {"where": where, "message": str(message), "line": line if type(line) is int else None,
+            "seq": seq if type(seq) is int else None, "text": str(exc), "type": type(exc).__name__}
+
+
+def transcript_bytes(result: FlushResult) -> bytes:
+    """The canonical transcript of a full replace, exactly as ``definitions.assemble_page`` builds it."""
+    views = result.views
+    chat = views["chat"].nodes if "chat" in views else []
+    traj = views["trajectory"].nodes if "trajectory" in views else []
+    by_seq = lambda n: n.anchorSeq
+    return canonical_json(Transcript(sorted(chat, key=by_seq), sorted(traj, key=by_seq), result.timeline))

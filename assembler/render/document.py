@@ -1,0 +1,50 @@
+"""Whole documents for the static export: one node as an ``<article>``, a list of nodes as a complete HTML page.
+
+Rules (DESIGN rule 7): the page inlines the stylesheet and sets a Content-Security-Policy that allows no script at
+all; every node renders fully (``limit=None``, not lazy) since nothing on the page can ask for more. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .css import stylesheet
+from .markdown import escape
+from .nodes import RenderContext, render_node
+
+__all__ = [
+    "render_article",
+    "render_document",
+]
+
+
+def render_article(node: Mapping[str, Any], *, context: RenderContext | None = None, limit: int | None = None,
+                   lazy: bool = False) -> str:
+    """One node as a complete ``<article>`` (the static export's form; the page builds its own wrapper)."""
+    seq = node.get("anchorSeq")
+    kind = escape(node.get("kind", ""))
+    anchor = f' id="seq-{escape(seq)}"' if seq is not None else ""
+    hidden = " hidden" if node.get("visibility") == "hidden" else ""
+    return (f'<article class="node kind-{kind}" data-kind="{kind}" data-seq="{escape(seq)}"{anchor}{hidden}>'
+            f'{render_node(node, context=context, limit=limit, lazy=lazy)}</article>\n')
+
+
+def render_document(nodes: Iterable[Mapping[str, Any]], *, title: str, context: RenderContext | None = None,
+                    banner: str = "") -> str:
+    """A complete static HTML transcript: inline CSS, a CSP with no script at all, every node fully rendered
+    (Think rows are native ``<details>``; nothing needs JavaScript)."""
+    csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+    body = "".join(render_article(node, context=context, limit=None, lazy=False) for node in nodes
+                   if node.get("visibility") != "hidden")
+    notice = f'<div class="notice notice-error" role="alert">{escape(banner)}</div>' if banner else ""
+    return (
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{escape(title)}</title>\n<style>\n{stylesheet()}"
+        "body { margin: 0; padding: 1rem; background: var(--bg); color: var(--fg); font: 15px/1.5 var(--font); }\n"
+        "</style>\n</head>\n<body>\n"
+        f'<header><h1 class="export-title">{escape(title)}</h1></header>\n{notice}'
+        f'<main class="transcript">\n{body}</main>\n</body>\n</html>\n'
+    )

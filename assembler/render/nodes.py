@@ -1,0 +1,386 @@
+"""One chat node → HTML, one renderer per node kind, and the lazy pieces the page asks for later (a "Show more"
+slice, a collapsed row's body).
+
+Rules (DESIGN rules 7-8): every string is escaped or goes through ``markdown``; text goes through ``slices`` so it is
+bounded; a collapsed row renders its body only when not ``lazy``. Unknown kinds, and any node whose data has an
+unexpected shape, render as a generic row, never an error. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from .markdown import HIGHLIGHT_LIMIT, code_html, escape
+from .slices import SLICE_CHARS, sliced
+from .texts import (
+    clock_text,
+    command_texts,
+    content_text,
+    duration_text,
+    failure_text,
+    first_line,
+    input_role,
+    input_text,
+    node_data,
+    node_text_blocks,
+    token_count_text,
+    tool_call,
+    tool_texts,
+)
+
+__all__ = [
+    "RenderContext",
+    "render_node",
+    "render_block_slice",
+    "render_section",
+]
+
+
+class RenderContext:
+    """What a node's HTML may need beyond the node itself: turn start times (for "Ran for") and the call ids that
+    have their own tool row (so an assistant step does not repeat them)."""
+
+    __slots__ = ("turn_start_times", "shown_calls")
+
+    def __init__(self, turn_start_times: Mapping[Any, int] | None = None, shown_calls: Iterable[str] = ()) -> None:
+        self.turn_start_times = dict(turn_start_times or {})
+        self.shown_calls = frozenset(shown_calls)
+
+
+_EMPTY_CONTEXT = RenderContext()
+
+
+# --- node renderers ----------------------------------------------------------------------------------------------
+
+def _think(key: str, block: int, text: str, *, limit: int | None, lazy: bool) -> str:
+    title = escape(first_line(text)) or "…"
+    if lazy:
+        body = f'<div class="think-body md" data-think-block="{block}" data-pending="1"></div>'
+    else:
+        body = f'<div class="think-body md">{sliced(text, markdown=True, key=key, block=block, limit=limit)}</div>'
+    return (f'<details class="think" data-block="{block}"><summary><span class="row-label">Think</span> '
+            f'<span class="think-title">{title}</span></summary>{body}</details>')
+
+
+def _tool_title(name: Any, args_pretty: str, *, error: bool, status: str) -> str:
+    label = escape(name) if name not in (None, "") else "tool"
+    summary = escape(first_line(args_pretty.replace("\n", " "), 120)) if args_pretty else ""
+    marks = '<span class="badge badge-error">Failed</span> ' if error else ""
+    if status and not error and status not in ("done", "complete", "completed", "settled"):
+        marks += f'<span class="badge">{escape(status)}</span> '
+    tail = f' <span class="tool-args-summary">{summary}</span>' if summary else ""
+    return f'{marks}<span class="row-label tool-name">{label}</span>{tail}'
+
+
+def _tool_body(key: str, args_pretty: str, is_json: bool, result: str | None, *, error: bool,
+               limit: int | None) -> str:
+    parts = []
+    if args_pretty:
+        parts.append('<div class="tool-section"><div class="section-label">Arguments</div>')
+        if is_json and (limit is None or len(args_pretty) <= limit):
+            parts.append(code_html(args_pretty, "json"))
+        else:
+            parts.append(f'<div class="mono">{sliced(args_pretty, markdown=False, key=key, block=0, limit=limit)}'
+                         "</div>")
+        parts.append("</div>")
+    if result is not None:
+        parts.append(f'<div class="tool-section tool-result{" is-error" if error else ""}">'
+                     f'<div class="section-label">{"Error" if error else "Result"}</div><div class="mono">'
+                     f'{sliced(result, markdown=False, key=key, block=1, limit=limit)}</div></div>')
+    return "".join(parts)
+
+
+def _streamed_call(name: Any, args: Any) -> str:
+    """A tool call still streaming inside an assistant step (its own tool row has not appeared yet)."""
+    raw = args if type(args) is str else ""
+    shown = raw if len(raw) <= SLICE_CHARS else raw[:SLICE_CHARS] + "…"
+    return (f'<div class="tool tool-streaming"><div>{_tool_title(name, "", error=False, status="")}</div>'
+            f'<div class="mono"><div class="plain">{escape(shown)}</div></div></div>')
+
+
+def _render_assistant(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
+                      lazy: bool = True) -> str:
+    key = str(node.get("key", ""))
+    parts: list[str] = []
+    text_index = 0
+    for block in data.get("blocks") or []:
+        if type(block) is not dict:
+            continue
+        bkind = block.get("kind")
+        if bkind == "text" and type(block.get("text")) is str:
+            text = block["text"]
+            if text.strip():
+                parts.append(f'<div class="assistant-text md">'
+                             f'{sliced(text, markdown=True, key=key, block=text_index, limit=limit)}</div>')
+            text_index += 1
+        elif bkind == "reasoning" and type(block.get("text")) is str:
+            text = block["text"]
+            if text.strip():
+                parts.append(_think(key, text_index, text, limit=limit, lazy=lazy))
+            text_index += 1
+        elif bkind == "tool-call":
+            call_id = block.get("callId")
+            if type(call_id) is str and call_id in ctx.shown_calls:
+                continue
+            parts.append(_streamed_call(block.get("name"), block.get("argsRaw")))
+        elif bkind == "image":
+            parts.append('<div class="image-block">[image]</div>')
+        else:
+            inner = block.get("block")
+            btype = inner.get("type") if type(inner) is dict else None
+            parts.append(f'<div class="other-block">[{escape(btype or "content block")}]</div>')
+    status = data.get("status")
+    if status == "interrupted":
+        parts.append('<p class="notice notice-interrupted">Interrupted</p>')
+    elif status == "running":
+        parts.append('<p class="notice notice-running" aria-label="streaming">…</p>')
+    return "".join(parts)
+
+
+def _render_turn_tail(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
+                      lazy: bool = True) -> str:
+    bits: list[str] = []
+    clock = clock_text(data.get("time"))
+    if clock:
+        bits.append(f'<span class="tail-clock">{clock}</span>')
+    start = ctx.turn_start_times.get(data.get("turn"))
+    end = data.get("time")
+    if type(start) is int and type(end) is int and end >= start:
+        bits.append(f'<span class="tail-ran">Ran for {duration_text(end - start)}</span>')
+    ttft = data.get("ttftMs")
+    if type(ttft) in (int, float):
+        bits.append(f'<span class="tail-ttft">TTFT {duration_text(ttft)}</span>')
+    tps = data.get("tokensPerSecond")
+    if type(tps) in (int, float):
+        bits.append(f'<span class="tail-tps">{tps:.1f} tok/s</span>')
+    usage = data.get("tokenUsage")
+    if type(usage) is dict:
+        use = [f'Input {token_count_text(usage.get("uncachedInputTokens"))} tok',
+               f'Output {token_count_text(usage.get("outputTokens"))} tok']
+        if type(usage.get("cacheReadTokens")) is int:
+            use.append(f'Cache read {token_count_text(usage["cacheReadTokens"])} tok')
+        if type(usage.get("reasoningTokens")) is int:
+            use.append(f'Reasoning {token_count_text(usage["reasoningTokens"])} tok')
+        bits.append(f'<span class="tail-usage">{" · ".join(use)}</span>')
+    return f'<div class="turn-tail">{" ".join(bits)}</div>'
+
+
+def _source_label(source: Any) -> str:
+    if type(source) is not dict:
+        return ""
+    for key in ("plugin", "form", "name", "kind"):
+        value = source.get(key)
+        if type(value) is str and value:
+            return value
+    return ""
+
+
+def _render_input(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
+                  lazy: bool = True) -> str:
+    key = str(node.get("key", ""))
+    role = input_role(data)
+    text = input_text(data) or ""
+    if role == "context":
+        who = _source_label(data.get("source"))
+        title = f'<span class="row-label">Context injection</span> <span class="context-source">{escape(who)}</span>'
+        if lazy:
+            body = '<div class="context-body md" data-think-block="0" data-pending="1"></div>' if text else ""
+        else:
+            body = (f'<div class="context-body md">{sliced(text, markdown=True, key=key, block=0, limit=limit)}'
+                    "</div>") if text else ""
+        return f'<details class="context" data-block="0"><summary>{title}</summary>{body}</details>'
+    label = "Steering" if role == "steering" else "User"
+    clock = clock_text(data.get("time"))
+    stamp = f' <span class="message-clock">{clock}</span>' if clock else ""
+    return (f'<div class="user-message role-{escape(role)}"><div class="role-label">{label}{stamp}</div>'
+            f'{sliced(text, markdown=False, key=key, block=0, limit=limit)}</div>')
+
+
+def _tool_error(data: Mapping[str, Any]) -> bool:
+    result = data.get("result")
+    return bool(data.get("status") in ("error", "failed") or data.get("isError")
+                or (type(result) is dict and (result.get("isError") or result.get("error"))))
+
+
+def _render_tool(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
+                 lazy: bool = True) -> str:
+    key = str(node.get("key", ""))
+    pretty, is_json, result = tool_texts(data)
+    error = _tool_error(data)
+    status = str(data.get("status") or "")
+    title = _tool_title(tool_call(data).get("name") or data.get("name"), pretty, error=error, status=status)
+    if lazy:
+        body = '<div class="tool-body" data-think-block="0" data-pending="1"></div>'
+    else:
+        body = f'<div class="tool-body">{_tool_body(key, pretty, is_json, result, error=error, limit=limit)}</div>'
+    css = "tool tool-error" if error else "tool"
+    return f'<details class="{css}" data-block="0"><summary>{title}</summary>{body}</details>'
+
+
+def _notice(css: str, label: str, text: str) -> str:
+    body = f' <span class="notice-text">{escape(text)}</span>' if text else ""
+    return f'<div class="notice {css}"><span class="row-label">{escape(label)}</span>{body}</div>'
+
+
+_ABORT_REASONS = {"user": "by the user", "parent": "by the parent agent", "disposed": "(session closed)",
+                  "legacy": ""}
+
+
+def _render_turn_notice(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
+                        lazy: bool = True) -> str:
+    kind = data.get("kind")
+    code = data.get("code")
+    if kind == "max-tokens":
+        return _notice("notice-max-tokens", "Max tokens", "The response stopped at the output token limit.")
+    if kind == "interrupted":
+        reason = data.get("reason")
+        if type(reason) is dict:
+            why = reason.get("reason") if reason.get("kind") == "hook" else _ABORT_REASONS.get(str(reason.get("kind")))
+            text = " ".join(x for x in ("The turn was aborted", str(why or "")) if x) + "."
+        else:
+            text = "The turn was interrupted."
+        return _notice("notice-interrupted", "Interrupted", text)
+    if kind == "blocked":
+        return _notice("notice-interrupted", "Blocked", "The turn was blocked.")
+    label = "Error" + (f" ({code})" if type(code) is str and code else "")
+    return _notice("notice-error", label, failure_text(data) or "The turn ended with an error.")
+
+
+def _render_retry(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
+                  lazy: bool = True) -> str:
+    retry, max_retries = data.get("retry"), data.get("maxRetries")
+    count = f"attempt {retry}/{max_retries}" if retry is not None and max_retries is not None else (
+        f"attempt {retry}" if retry is not None else "")
+    delay = data.get("delayMs")
+    wait = f"after {duration_text(delay)}" if type(delay) in (int, float) else ""
+    code = data.get("code")
+    failure = failure_text(data)
+    why = f"{code}: {failure}" if type(code) is str and code and failure else (failure or str(code or ""))
+    text = " ".join(x for x in (count, wait, "—" if why else "", why) if x)
+    return _notice("notice-retry", "Retrying", text)
+
+
+def _render_compaction(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
+                       lazy: bool = True) -> str:
+    rng = data.get("shadowedRange")
+    tokens = data.get("shadowedTokenCount")
+    count = None
+    if type(rng) is dict and type(rng.get("start")) is int and type(rng.get("end")) is int:
+        count = rng["end"] - rng["start"] + 1
+    bits = [f"Compacted {count} history items" if count is not None else
+            ("Pruned history" if data.get("kind") == "prune" else "Compacting history")]
+    if type(tokens) in (int, float):
+        bits.append(f"(~{token_count_text(tokens)} tokens)")
+    status = data.get("status")
+    if status == "running":
+        bits.append("…")
+    error = data.get("error")
+    css = "notice-compaction"
+    if status == "error":
+        css += " notice-error"
+        bits.append("failed" + (f": {error}" if type(error) is str else
+                                f": {error.get('message')}" if type(error) is dict and error.get("message") else ""))
+    head = _notice(css, "compact", " ".join(bits))
+    summary = content_text(data.get("summary"))
+    if not summary:
+        return head
+    key = str(node.get("key", ""))
+    if lazy:
+        body = '<div class="context-body md" data-think-block="0" data-pending="1"></div>'
+    else:
+        body = f'<div class="context-body md">{sliced(summary, markdown=True, key=key, block=0, limit=limit)}</div>'
+    return (f'{head}<details class="context" data-block="0"><summary><span class="row-label">Summary</span> '
+            f'<span class="think-title">{escape(first_line(summary))}</span></summary>{body}</details>')
+
+
+def _render_event(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
+                  lazy: bool = True) -> str:
+    etype = data.get("type", "event")
+    return (f'<div class="event-row"><span class="row-label">{escape(etype)}</span> '
+            f'<code class="event-summary">{escape(data.get("summary", ""))}</code></div>')
+
+
+_COMMAND_STATUSES = frozenset({"running", "success", "error", "done"})
+
+
+def _render_command(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
+                    lazy: bool = True) -> str:
+    key = str(node.get("key", ""))
+    line, output = command_texts(data)
+    status = data.get("status")
+    status = status if type(status) is str and status in _COMMAND_STATUSES else "done"
+    if status == "error":
+        badge = ' <span class="badge badge-error">Failed</span>'
+    elif status == "running":
+        badge = ' <span class="badge">running</span>'
+    else:
+        badge = ""
+    if line:
+        shown = f'<div class="command-line">{sliced(line, markdown=False, key=key, block=0, limit=limit)}</div>'
+    else:  # the command/run is outside the loaded history: only its id is known
+        shown = f'<span class="command-id">{escape(data.get("commandId", ""))}</span>'
+    head = (f'<div class="command-input" role="group" aria-label="Command input">'
+            f'<span class="row-label command-label">Command</span>{badge}{shown}</div>')
+    body = ""
+    if output:
+        body = (f'<div class="command-output">'
+                f'{sliced(output, markdown=False, key=key, block=1, limit=limit)}</div>')
+    return f'<div class="command-row command-{status}">{head}{body}</div>'
+
+
+def _render_generic(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
+                    lazy: bool = True) -> str:
+    kind = str(node.get("kind", "node"))
+    raw = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    title = first_line(input_text(data) or failure_text(data) or "", 120)
+    body = code_html(raw if len(raw) <= HIGHLIGHT_LIMIT else raw[:HIGHLIGHT_LIMIT] + "\n…", "json")
+    return (f'<details class="generic"><summary><span class="row-label">{escape(kind)}</span> '
+            f'<span class="generic-title">{escape(title)}</span></summary>{body}</details>')
+
+
+_RENDERERS: dict[str, Callable[[Mapping[str, Any], dict[str, Any], RenderContext, int | None, bool], str]] = {
+    "assistant-step": _render_assistant,
+    "turn-tail": _render_turn_tail,
+    "input-message": _render_input,
+    "tool": _render_tool,
+    "turn-notice": _render_turn_notice,
+    "retry-notice": _render_retry,
+    "compaction": _render_compaction,
+    "command": _render_command,
+    "event": _render_event,
+}
+
+
+def render_node(node: Mapping[str, Any], *, context: RenderContext | None = None, limit: int | None = SLICE_CHARS,
+                lazy: bool = True) -> str:
+    """The inner HTML of one chat node. ``limit`` bounds each text block (None renders everything); ``lazy``
+    leaves collapsed bodies empty (``render_section`` fills them when opened)."""
+    renderer = _RENDERERS.get(str(node.get("kind", "")), _render_generic)
+    try:
+        return str(renderer(node, node_data(node), context or _EMPTY_CONTEXT, limit, lazy))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        # An unexpected data shape must never break the page: show it as data instead.
+        return _render_generic(node, node_data(node), context or _EMPTY_CONTEXT, limit, lazy)
+
+
+def render_block_slice(node: Mapping[str, Any], block: int, offset: int, *, limit: int = SLICE_CHARS) -> str:
+    """The HTML of text block ``block`` of ``node`` from ``offset`` on (one slice, and "Show more" if needed)."""
+    blocks = node_text_blocks(node)
+    if not 0 <= block < len(blocks) or not 0 <= offset <= len(blocks[block][1]):
+        return ""
+    kind, text = blocks[block]
+    return sliced(text, markdown=kind != "plain", key=str(node.get("key", "")), block=block, offset=offset,
+                  limit=limit)
+
+
+def render_section(node: Mapping[str, Any], section: int, *, limit: int = SLICE_CHARS) -> str:
+    """The body of a collapsed row (Think, context injection, compaction summary, tool), rendered when opened.
+    ``section`` is the row's ``data-block``."""
+    if node.get("kind") == "tool":
+        data = node_data(node)
+        pretty, is_json, result = tool_texts(data)
+        return _tool_body(str(node.get("key", "")), pretty, is_json, result, error=_tool_error(data), limit=limit)
+    return render_block_slice(node, section, 0, limit=limit)
+
