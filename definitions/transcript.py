@@ -15,9 +15,9 @@ from typing import Any, Literal
 import msgspec
 from msgspec import Struct
 
-from assembler.chunk_rows import expand_records, pack_chunk_runs
+from assembler.chunk_rows import expand_records, repack_records
 from assembler.conversation import ConversationAssembler, Definition, ViewNode
-from assembler.history import history_records, paginate
+from assembler.history import MessageIndex, history_records
 from assembler.locations import TimelineTurn
 from assembler.records import SessionPage, encode
 
@@ -81,17 +81,17 @@ def storage_page_bytes(storage_records: Sequence[Any], mode: Mode = "packed",
                        max_messages: int | None = None) -> bytes:
     """The JSON bytes of a ``SessionPage`` over a log's storage records.
 
-    ``packed``: the page slice packed into rows (``history.page_value``'s path). ``scalar``: the same slice with every
+    ``packed``: the page from the no-expansion pager (``history.MessageIndex``). ``scalar``: the same slice with every
     row expanded, one ``event`` record per logical event. ``max_messages=None`` takes the whole log.
     """
-    events = list(expand_records(storage_records))
-    limit = len(events) + 1 if max_messages is None else max_messages
-    cut, end, has_more = paginate(events, max_messages=limit)
-    window = events[cut:end]
+    index = MessageIndex(storage_records)
+    limit = index.message_count + 1 if max_messages is None else max_messages
+    cut, end, has_more = index.select(max_messages=limit)
+    window = index.storage_slice(cut, end)  # rows at the cut are sliced, never expanded
     if mode == "packed":
-        records = history_records(pack_chunk_runs(window))
+        records = history_records(repack_records(window))
     elif mode == "scalar":
-        records = [{"type": "event", "event": e} for e in window]
+        records = [{"type": "event", "event": e} for e in expand_records(window)]
     else:
         raise ValueError(f"unknown mode {mode!r}")
     return encode({"records": records, "hasMore": has_more})
