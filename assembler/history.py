@@ -215,14 +215,17 @@ class MessageIndex:
         self.event_count = count
 
     def select(self, through_seq: int | None = None, before_seq: int | None = None,
-               max_messages: int = DEFAULT_MAX_MESSAGES) -> tuple[int, int, bool]:
+               max_messages: int | None = DEFAULT_MAX_MESSAGES) -> tuple[int, int, bool]:
         """``(cut, end, has_more)`` exactly as ``paginate`` gives on the expanded log, in O(log n).
+        ``max_messages=None`` selects everything before ``end`` (the whole log by default).
 
         Raises:
             PageRequestError: ``max_messages`` is not a positive integer.
         """
-        check_max_messages(max_messages)
         end = _page_end(self.event_count, through_seq, before_seq)
+        if max_messages is None:
+            return 0, end, False
+        check_max_messages(max_messages)
         # Messages with seq < end, oldest first; the N-th newest is N places from the end of that prefix.
         k = bisect_left(self._msg_seqs, end) - max_messages
         cut = self._msg_starts[k] if k >= 0 else 0
@@ -248,7 +251,7 @@ class MessageIndex:
         return out
 
     def page(self, through_seq: int | None = None, before_seq: int | None = None,
-             max_messages: int = DEFAULT_MAX_MESSAGES) -> dict[str, Any]:
+             max_messages: int | None = DEFAULT_MAX_MESSAGES) -> dict[str, Any]:
         """The ``SessionPage`` value; ``encode`` of it equals ``encode(page_value(expanded log, ...))``.
 
         Raises:

@@ -15,9 +15,9 @@ from typing import Any, Literal
 import msgspec
 from msgspec import Struct
 
-from assembler.chunk_rows import expand_records, repack_records
+from assembler.chunk_rows import expand_records
 from assembler.conversation import ConversationAssembler, Definition, ViewNode
-from assembler.history import MessageIndex, history_records
+from assembler.history import MessageIndex
 from assembler.locations import TimelineTurn
 from assembler.records import SessionPage, encode
 
@@ -85,13 +85,10 @@ def storage_page_bytes(storage_records: Sequence[Any], mode: Mode = "packed",
     row expanded, one ``event`` record per logical event. ``max_messages=None`` takes the whole log.
     """
     index = MessageIndex(storage_records)
-    limit = index.message_count + 1 if max_messages is None else max_messages
-    cut, end, has_more = index.select(max_messages=limit)
-    window = index.storage_slice(cut, end)  # rows at the cut are sliced, never expanded
     if mode == "packed":
-        records = history_records(repack_records(window))
-    elif mode == "scalar":
-        records = [{"type": "event", "event": e} for e in expand_records(window)]
-    else:
+        return encode(index.page(None, None, max_messages))
+    if mode != "scalar":
         raise ValueError(f"unknown mode {mode!r}")
+    cut, end, has_more = index.select(None, None, max_messages)
+    records = [{"type": "event", "event": e} for e in expand_records(index.storage_slice(cut, end))]
     return encode({"records": records, "hasMore": has_more})

@@ -21,7 +21,7 @@ from definitions import default_definitions
 from .. import render
 from ..conversation import ConversationAssembler, FlushResult, ViewNode
 from ..errors import AssemblerError
-from ..history import DEFAULT_MAX_MESSAGES, MessageIndex, history_records
+from ..history import DEFAULT_MAX_MESSAGES, MessageIndex
 from ..journal import Append, JournalError, PageRequest, Prepend, Replace, session_journal
 from ..logfile import LoadResult
 from ..records import (
@@ -338,12 +338,8 @@ class Viewer:
         t0 = time.perf_counter()
         index = MessageIndex(result.records)
         self.index = index
-        if all_records:
-            value = {"records": history_records(result.records), "hasMore": False}
-        else:
-            value = index.page(None, None, int(max_messages))
         try:
-            page = msgspec.convert(value, SessionPage)
+            page = msgspec.convert(index.page(None, None, None if all_records else int(max_messages)), SessionPage)
         except msgspec.ValidationError as exc:
             update = self._update(False, [], [])
             update["error"] = {"where": "file", "message": f"invalid record: {exc}", "line": None, "seq": None}

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from ..errors import AssemblerError
-from ..history import MessageIndex, history_records
+from ..history import MessageIndex
 from ..records import SessionPage
 from ._common import fail, load
 
@@ -58,11 +58,7 @@ def export_html(records: list[dict[str, Any]], *, title: str, max_messages: int 
     from .. import render
     from ..conversation import ConversationAssembler
 
-    if max_messages is None:
-        value: dict[str, Any] = {"records": history_records(records), "hasMore": False}
-    else:
-        value = MessageIndex(records).page(None, None, max_messages)
-    page = msgspec.convert(value, SessionPage)
+    page = msgspec.convert(MessageIndex(records).page(None, None, max_messages), SessionPage)
     assembler = ConversationAssembler(default_definitions())
     assembler.replace_window(page.records, page.hasMore)
     result = assembler.flush()

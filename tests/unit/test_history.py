@@ -97,6 +97,18 @@ def test_packing_happens_after_the_cut_and_rows_are_sliced() -> None:
     assert [record_range(r) for r in page.records] == [(1, 1), (2, 2), (3, 3), (4, 4)]  # 2 members: events
 
 
+def test_no_message_limit_pages_the_whole_window() -> None:
+    events = log_with_messages()
+    index = MessageIndex(pack_chunk_runs(events))
+    unlimited = len(events) + 1  # more messages than the log holds: the reference pager cuts at 0
+    for through in (None, -1, 4, 10):
+        expected = page_value(events, through, None, unlimited)
+        assert encode(index.page(through, None, None)) == encode(expected)
+        assert expected["hasMore"] is False
+    with pytest.raises(PageRequestError):
+        index.page(None, None, 0)
+
+
 def test_cut_inside_a_row_slices_its_head() -> None:
     events = log_with_messages()
     events[9]["sourceEventSeqs"] = [6, 7, 8]
