@@ -31,7 +31,15 @@ import uvicorn
 
 from assembler.chunk_rows import decode_storage_record, pack_chunk_runs, wire_row_to_storage
 from assembler.journal import Journal, PageRequest, session_journal
-from assembler.records import EventFrame, EventRecord, HistoryRecord, decode_follow_frame, decode_page, encode
+from assembler.records import (
+    EventFrame,
+    EventRecord,
+    HistoryRecord,
+    SnapshotFrame,
+    decode_follow_frame,
+    decode_page,
+    encode,
+)
 from assembler.server import create_app
 
 __all__ = ["LogGenerator", "ServerThread", "FollowerStats", "run_load", "window_events", "main"]
@@ -194,8 +202,9 @@ async def _handle(client: httpx.AsyncClient, url: str, journal: Journal[HistoryR
 
 async def follow(client: httpx.AsyncClient, url: str, target: int, stats: FollowerStats, *,
                  drop_every: int = 0, reconnect_after: int = 0, disconnect_after: int = 0,
-                 max_messages: int = 50) -> None:
-    """Follow ``url`` until the journal has applied ``target``, then page back to seq 0."""
+                 max_messages: int = 50, opened: asyncio.Semaphore | None = None) -> None:
+    """Follow ``url`` until the journal has applied ``target``, then page back to seq 0. ``opened`` is released
+    once, when the first snapshot has been applied (the writer waits for every follower before it starts)."""
     journal = session_journal(max_messages)
     connected_once = False
     reconnect_at = reconnect_after
@@ -227,6 +236,9 @@ async def follow(client: httpx.AsyncClient, url: str, target: int, stats: Follow
                 else:
                     outputs = journal.opened(frame.cursor, frame.records, frame.hasMore)
                 await _handle(client, url, journal, outputs, stats)
+                if opened is not None and type(frame) is SnapshotFrame:
+                    opened.release()
+                    opened = None
                 if journal.last_cursor is not None and journal.last_cursor >= target:
                     break
                 if reconnect_at and stats.live >= reconnect_at:
@@ -245,6 +257,7 @@ async def _run(base_url: str, sid: str, path: Path, gen: LogGenerator, *, follow
     limits = httpx.Limits(max_connections=followers + disconnectors + 16, max_keepalive_connections=0)
     async with httpx.AsyncClient(timeout=httpx.Timeout(60.0), limits=limits) as client:
         stats = [FollowerStats(f"f{i}") for i in range(followers + disconnectors)]
+        opened = asyncio.Semaphore(0)
         tasks = []
         for i, st in enumerate(stats):
             kwargs: dict[str, int] = {}
@@ -254,10 +267,13 @@ async def _run(base_url: str, sid: str, path: Path, gen: LogGenerator, *, follow
                 kwargs["drop_every"] = 97 + i
             elif i < lossy + reconnectors:
                 kwargs["reconnect_after"] = events // 3
-            tasks.append(asyncio.create_task(follow(client, url, target, st, **kwargs)))
+            tasks.append(asyncio.create_task(follow(client, url, target, st, opened=opened, **kwargs)))
 
         async def write() -> None:
-            await asyncio.sleep(0.3)  # let every follower open first
+            # Every follower opens before the log grows, however loaded the machine is, so each one sees the
+            # growth as live frames (the report's live-frame count does not depend on timing).
+            for _ in stats:
+                await asyncio.wait_for(opened.acquire(), timeout=60)
             left = events
             while left:
                 n = min(batch, left)
