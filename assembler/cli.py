@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from . import __version__, commands
+from .commands._output import run
 
 __all__ = ["main", "build_parser"]
 
@@ -34,12 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 0
+    return run(args.func, args)  # output errors and signals end a command there (one line, exit status)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,7 +2,8 @@
 
 Rules: slices are fed in order; a line split across slices is carried over; storage rows stay rows (the parser
 renames them to wire rows, never expands them). The parse stops at the first fault and keeps everything before it.
-Zstd decompresses incrementally on Python 3.14 (Pyodide) and whole-file on older CPython. No I/O: bytes come in.
+Zstd decompresses incrementally (``store.zstd.ZstdDecoder``): a damaged stream is an error that keeps what came
+before it. No I/O: bytes come in.
 """
 
 from __future__ import annotations
@@ -11,56 +12,12 @@ import time
 from typing import Any
 
 from ..logfile import LoadResult, SessionLogParser
+from ..store.zstd import ZstdDecoder, ZstdStreamError
 from .updates import elapsed_ms
 
 __all__ = [
     "FileLoad",
 ]
-
-try:  # Python 3.14 (Pyodide): incremental decompression
-    from compression.zstd import ZstdDecompressor as _ZstdDecompressor  # type: ignore[import-not-found]
-except ImportError:  # CPython 3.11-3.13: whole-file decompression through the store helper
-    _ZstdDecompressor = None
-
-
-class _ZstdStream:
-    """Decompresses a ``.zst`` stream slice by slice (several concatenated frames allowed)."""
-
-    def __init__(self) -> None:
-        self._d = _ZstdDecompressor() if _ZstdDecompressor is not None else None
-        self._pending: list[bytes] = []
-        self._in_frame = False
-
-    def feed(self, data: bytes | bytearray | memoryview) -> bytes:
-        if self._d is None:
-            self._pending.append(bytes(data))
-            return b""
-        out: list[bytes] = []
-        chunk = bytes(data)
-        while chunk:
-            out.append(self._d.decompress(chunk))
-            self._in_frame = not self._d.eof
-            if self._d.eof:
-                chunk = self._d.unused_data
-                self._d = _ZstdDecompressor()
-            else:
-                chunk = b""
-        return b"".join(out)
-
-    def finish(self) -> bytes:
-        """The rest of the data. Raises ``ValueError`` for a stream cut off inside a frame."""
-        if self._d is None:  # CPython < 3.14 (tests, tools): the zstandard package, every frame
-            import io
-
-            import zstandard
-
-            with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(b"".join(self._pending)),
-                                                            read_across_frames=True) as reader:
-                return bytes(reader.read())
-        if self._in_frame:
-            raise ValueError("the zstd stream ends inside a frame (truncated file)")
-        return b""
-
 
 class FileLoad:
     """A local session file parsed in slices: ``feed`` each slice in order, then ``finish``.
@@ -73,7 +30,7 @@ class FileLoad:
         self.name = name
         self.size = size
         self.parser = SessionLogParser(source=name)
-        self.zstd = _ZstdStream() if name.endswith(".zst") else None
+        self.zstd = ZstdDecoder(lines=True) if name.endswith(".zst") else None
         self.bytes_read = 0
         self.bytes_parsed = 0
         self._carry = b""
@@ -108,8 +65,8 @@ class FileLoad:
         if self.zstd is not None:
             try:
                 chunk = self.zstd.feed(data)
-            except Exception as exc:  # zstd errors have no common public base across implementations
-                self.failure = f"cannot decompress: {exc}"
+            except ZstdStreamError as exc:  # everything before the damage was returned by the earlier feeds
+                self.failure = str(exc)
                 return
         else:
             chunk = bytes(data)
@@ -128,12 +85,9 @@ class FileLoad:
     def _finish(self) -> LoadResult:
         if self.zstd is not None and self.failure is None:
             try:
-                rest = self.zstd.finish()
-            except Exception as exc:
-                self.failure = f"cannot decompress: {exc}"
-                rest = b""
-            if rest:
-                self._lines(rest)
+                self.zstd.finish()
+            except ZstdStreamError as exc:
+                self.failure = str(exc)
         if self._carry and self.parser.result.error is None:
             self._lineno += 1
             line = self._carry[:-1] if self._carry[-1:] == b"\r" else self._carry

@@ -1,16 +1,17 @@
-"""Shared CLI plumbing: loading a session with progress and file:line errors, writing output."""
+"""Shared CLI plumbing: loading a session with progress and ``FILE:LINE: error:`` messages (output: ``_output``)."""
 
 from __future__ import annotations
 
 import sys
 import time
-from typing import IO, Any
 
 from ..errors import AssemblerError
 from ..logfile import LoadResult
+from ..store.atomic import reason_of
 from ..store.open import load_any
+from ._output import error
 
-__all__ = ["load", "report_problems", "Progress", "open_out", "fail"]
+__all__ = ["load", "report_problems", "Progress", "fail"]
 
 
 class Progress:
@@ -18,7 +19,7 @@ class Progress:
 
     def __init__(self, label: str) -> None:
         self.label = label
-        self.enabled = sys.stderr.isatty()
+        self.enabled = sys.stderr is not None and sys.stderr.isatty()
         self._last = 0.0
 
     def __call__(self, done: int, total: int) -> None:
@@ -58,16 +59,11 @@ def load(path: str, *, strict: bool = False) -> LoadResult | None:
     try:
         result = load_any(path, strict=strict, progress=Progress(f"reading {path}"))
     except OSError as exc:
-        fail(f"{path}: {exc.strerror or exc}")
+        error(path, reason_of(exc))
         return None
     except AssemblerError as exc:  # a SQLite file that is not a session database, or of another schema
-        fail(str(exc) if str(exc).startswith(path) else f"{path}: {exc}")
+        text = str(exc)
+        error(path, text[len(path) + 2:] if text.startswith(f"{path}: ") else text)
         return None
     report_problems(path, result)
     return result
-
-
-def open_out(path: str | None) -> IO[Any]:
-    if path is None or path == "-":
-        return sys.stdout.buffer
-    return open(path, "wb")

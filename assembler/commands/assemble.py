@@ -8,12 +8,12 @@ byte-identical output (ASSEMBLY 5, DESIGN rule 2). This is an edge: it wires in 
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from ..errors import AssemblerError
 from ..records import decode_page
 from ._common import fail, load
+from ._output import error, write_stdout
 
 __all__ = ["register", "cmd_assemble"]
 
@@ -45,10 +45,7 @@ def cmd_assemble(args: argparse.Namespace) -> int:
         page = decode_page(storage_page_bytes(result.records, args.mode, max_messages))
         out = canonical_json(assemble_page(page))
     except AssemblerError as exc:
-        return fail(f"{args.file}: {exc}")
-    if args.digest:
-        sys.stdout.write(digest(out) + "\n")
-    else:
-        sys.stdout.buffer.write(out + b"\n")
-        sys.stdout.flush()
+        error(args.file, str(exc))
+        return 1
+    write_stdout(digest(out).encode("ascii") + b"\n" if args.digest else out + b"\n")
     return 0 if result.ok else 1

@@ -18,6 +18,7 @@ from ..errors import AssemblerError
 from ..history import MessageIndex
 from ..records import SessionPage
 from ._common import fail, load
+from ._output import error, output, preflight
 
 __all__ = ["register", "cmd_export", "export_html"]
 
@@ -76,6 +77,7 @@ def export_html(records: list[dict[str, Any]], *, title: str, max_messages: int 
 def cmd_export(args: argparse.Namespace) -> int:
     if args.max_messages is not None and args.max_messages < 1:
         return fail("--max-messages must be >= 1", 2)
+    preflight(args.output, inputs=[args.file])
     result = load(args.file, strict=args.strict)
     if result is None or result.header is None:
         return 1
@@ -88,10 +90,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         document = export_html(result.records, title=title, max_messages=args.max_messages, banner=banner)
     except (AssemblerError, msgspec.ValidationError) as exc:
-        return fail(f"{args.file}: {exc}")
-    try:
-        with open(args.output, "w", encoding="utf-8") as out:
-            out.write(document)
-    except OSError as exc:
-        return fail(f"{args.output}: {exc.strerror or exc}")
+        error(args.file, str(exc))
+        return 1
+    with output(args.output, inputs=[args.file]) as out:
+        out.write(document.encode("utf-8"))
     return 0 if result.ok else 1

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections import Counter
 from typing import Any
 
@@ -12,9 +11,9 @@ import msgspec
 
 from ..chunk_rows import expand_records, is_storage_row, repack_records
 from ..records import encode
-from ..store import zstd
 from ..store.jsonl import write_jsonl
-from ._common import load, open_out
+from ._common import load
+from ._output import output, preflight, print_stdout, write_stdout
 
 __all__ = ["register"]
 
@@ -40,21 +39,12 @@ def register(sub: Any) -> None:
 
 
 def _write(args: argparse.Namespace, header: dict[str, Any], records: Any) -> None:
-    out_path = args.output
-    if out_path and zstd.is_zstd_path(out_path):
-        stream = zstd.open_write(out_path)
-    else:
-        stream = open_out(out_path)
-    try:
+    with output(args.output, inputs=[args.file]) as stream:
         write_jsonl(stream, header, records)
-    finally:
-        if stream is not sys.stdout.buffer:
-            stream.close()
-        else:
-            stream.flush()
 
 
 def cmd_unpack(args: argparse.Namespace) -> int:
+    preflight(args.output, inputs=[args.file])
     result = load(args.file, strict=args.strict)
     if result is None or result.header is None:
         return 1
@@ -63,6 +53,7 @@ def cmd_unpack(args: argparse.Namespace) -> int:
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
+    preflight(args.output, inputs=[args.file])
     result = load(args.file, strict=args.strict)
     if result is None or result.header is None:
         return 1
@@ -103,9 +94,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
         return 1
     stats = collect_stats(args.file, result)
     if args.json:
-        sys.stdout.buffer.write(msgspec.json.format(encode(stats), indent=2) + b"\n")
+        write_stdout(msgspec.json.format(encode(stats), indent=2) + b"\n")
     else:
-        print(render_stats(stats))
+        print_stdout(render_stats(stats))
     return 0 if result.ok else 1
 
 

@@ -7,12 +7,12 @@ stderr and in the page's extra ``error`` field, and the valid part before it is 
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from ..history import DEFAULT_MAX_MESSAGES, MessageIndex, PageRequestError, check_page_request
 from ..records import encode
 from ._common import fail, load
+from ._output import write_stdout
 
 __all__ = ["register", "cmd_page"]
 
@@ -41,6 +41,5 @@ def cmd_page(args: argparse.Namespace) -> int:
     value = index.page(through, args.before, args.max_messages)
     if result.error is not None:
         value["error"] = {"error": "malformed-session", "detail": str(result.error)}
-    sys.stdout.buffer.write(encode(value) + b"\n")
-    sys.stdout.buffer.flush()
+    write_stdout(encode(value) + b"\n")
     return 0 if result.ok else 1

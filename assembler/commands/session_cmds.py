@@ -1,8 +1,8 @@
 """``convert``, ``messages``, ``check`` and ``repair``: the session model and its stores on whole files.
 
 Every command loads through ``store.open.load_any`` (``.jsonl``, ``.jsonl.zst``, ``.sqlite``/``.db``) and writes
-through ``save_any`` (atomic: a failed write leaves no half-written output). Problems go to stderr as
-``file: message`` with exit status 1.
+through ``save_any`` or ``_output.output`` (atomic: a failed or interrupted write leaves no half-written output, and
+an output is never one of the inputs). Problems go to stderr as ``FILE: error: message`` with exit status 1.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ from ..logfile import LoadResult
 from ..records import encode
 from ..repair import interrupted_turn_closers
 from ..session import Session
+from ..store.atomic import OutputError
 from ..store.open import save_any
-from ._common import fail, load, open_out
+from ._common import load
+from ._output import error, output, preflight, print_stdout
 
 __all__ = ["register", "load_session_file"]
 
@@ -61,48 +63,53 @@ def load_session_file(path: str, *, strict: bool = False) -> LoadResult | None:
     return result
 
 
-def _dump(value: Any, out_path: str | None) -> None:
-    stream = open_out(out_path)
-    try:
+def _dump(value: Any, out_path: str | None, inputs: list[str]) -> None:
+    with output(out_path, inputs=inputs) as stream:
         stream.write(msgspec.json.format(encode(value), indent=2) + b"\n")
-    finally:
-        if stream is sys.stdout.buffer:
-            stream.flush()
-        else:
-            stream.close()
+
+
+def _store_failure(path: str, exc: AssemblerError) -> int:
+    """SQLite refused a record (``StoreError`` names the output) or the records do not continue each other."""
+    text = str(exc)
+    error(path, text[len(path) + 2:] if text.startswith(f"{path}: ") else text)
+    return 1
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
+    preflight(args.output, inputs=[args.input])
     result = load_session_file(args.input, strict=args.strict)
     if result is None:
         return 1
     if not result.ok:
-        return fail(f"{args.output}: not written (the input has a fault)")
+        error(args.output, "not written (the input has a fault)")
+        return 1
     assert result.header is not None
     try:
-        save_any(args.output, result.header, result.records)
-    except OSError as exc:
-        return fail(f"{args.output}: {exc.strerror or exc}")
+        save_any(args.output, result.header, result.records, inputs=[args.input])
+    except OutputError:
+        raise  # ends the command as ``OUT: error: ...`` (``_output.run``)
     except AssemblerError as exc:
-        return fail(f"{args.output}: {exc}")
+        return _store_failure(args.output, exc)
     return 0
 
 
 def cmd_messages(args: argparse.Namespace) -> int:
+    preflight(args.output, inputs=[args.file])
     result = load_session_file(args.file)
     if result is None:
         return 1
     try:
         session = Session.from_records(result.records, header=result.header)
     except AssemblerError as exc:
-        return fail(f"{args.file}: {exc}")
+        error(args.file, str(exc))
+        return 1
     if args.seqs:
         from ..surface import message_of
         value: Any = [{"seq": n.seq, "type": n.event["type"], "message": message_of(n.event)}
                       for n in session.surface]
     else:
         value = session.derive_messages()
-    _dump(value, args.output)
+    _dump(value, args.output, [args.file])
     return 0 if result.ok else 1
 
 
@@ -113,31 +120,35 @@ def cmd_check(args: argparse.Namespace) -> int:
     try:
         violations = check_events(expand_records(result.records))
     except AssemblerError as exc:
-        return fail(f"{args.file}: {exc}")
+        error(args.file, str(exc))
+        return 1
     if args.json:
         _dump({"file": args.file, "events": result.event_count,
-               "violations": [{"seq": v.seq, "rule": v.rule, "message": v.message} for v in violations]}, None)
+               "violations": [{"seq": v.seq, "rule": v.rule, "message": v.message} for v in violations]}, None,
+              [args.file])
     else:
-        for v in violations:
-            print(f"{args.file}: {v}")
+        if violations:
+            print_stdout("\n".join(f"{args.file}: {v}" for v in violations))
         print(f"{args.file}: {result.event_count} events, {len(violations)} violation(s)", file=sys.stderr)
     return 1 if violations or not result.ok else 0
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
+    preflight(args.output, inputs=[args.file])
     result = load_session_file(args.file)
     if result is None:
         return 1
     if not result.ok:
-        return fail(f"{args.output}: not written (the input has a fault before its end)")
+        error(args.output, "not written (the input has a fault before its end)")
+        return 1
     assert result.header is not None
     closers = interrupted_turn_closers(result.records)
     try:
-        save_any(args.output, result.header, [*result.records, *pack_chunk_runs(closers)])
-    except OSError as exc:
-        return fail(f"{args.output}: {exc.strerror or exc}")
+        save_any(args.output, result.header, [*result.records, *pack_chunk_runs(closers)], inputs=[args.file])
+    except OutputError:
+        raise
     except AssemblerError as exc:
-        return fail(f"{args.output}: {exc}")
+        return _store_failure(args.output, exc)
     kinds = ", ".join(f"{c['type']}@{c['seq']}" for c in closers) or "nothing to repair"
     print(f"{args.file}: {len(closers)} closer(s): {kinds}", file=sys.stderr)
     return 0

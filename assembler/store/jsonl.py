@@ -6,9 +6,10 @@ each append batch with the chunk-row codec unless ``pack=False`` (PROTOCOL 2.3: 
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ..chunk_rows import pack_chunk_runs
 from ..errors import SessionFileError
@@ -16,14 +17,19 @@ from ..logfile import LoadResult, SessionLogParser
 from ..records import encode
 from . import zstd
 
-__all__ = ["read_session", "iter_session_lines", "write_session", "write_jsonl", "SessionWriter", "open_binary"]
+__all__ = ["read_session", "read_stream", "iter_session_lines", "write_session", "write_jsonl", "SessionWriter",
+           "open_binary"]
+
+_BUFFER = 256 << 10
+"""Bytes per read from the file: bounded, so a file is never held whole (lines longer than this still work)."""
 
 ProgressFn = Callable[[int, int], None]
 """``progress(bytes_read, total_bytes)``; ``total_bytes`` is the on-disk size (compressed for ``.zst``)."""
 
 
 def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
-    """Open a session file for binary reading, decompressing ``.zst`` on the fly."""
+    """Open a session file for binary reading, decompressing ``.zst`` on the fly (a damaged stream raises
+    ``zstd.ZstdStreamError`` once everything before the damage has been read)."""
     p = os.fspath(path)
     return zstd.open_read(p) if zstd.is_zstd_path(p) else open(p, "rb", buffering=1 << 20)
 
@@ -47,38 +53,38 @@ def read_session(path: str | os.PathLike[str], *, strict: bool = False,
         OSError: the file cannot be opened.
     """
     p = os.fspath(path)
-    parser = SessionLogParser(strict=strict, source=p)
-    total = os.path.getsize(p)
-    compressed = zstd.is_zstd_path(p)
-    with open_binary(p) as stream:
-        tick = 0
-        try:
-            for line, lineno, terminated in iter_session_lines(stream):
-                if not parser.feed_line(line, lineno, terminated=terminated):
-                    break
-                if progress is not None and lineno - tick >= 20000:
-                    tick = lineno
-                    pos = _position(stream, compressed)
-                    progress(pos, total)
-        except Exception as exc:  # a corrupt zstd frame surfaces here
-            if compressed and parser.result.error is None:
-                parser.result.error = SessionFileError(
-                    f"cannot decompress: {exc}", line=parser.result.lines + 1)
-            else:
-                raise
+    with open(p, "rb", buffering=0) as raw:
+        return read_stream(raw, source=p, compressed=zstd.is_zstd_path(p), strict=strict, progress=progress)
+
+
+def read_stream(raw: IO[bytes], *, source: str, compressed: bool, strict: bool = False,
+                progress: ProgressFn | None = None) -> LoadResult:
+    """Read a session log from an open binary file (the server opens and checks it first). ``compressed``: the
+    bytes are a ``.jsonl.zst`` stream; a damaged one ends the parse with a ``SessionFileError`` saying how far it
+    was good (``truncated zstd stream after N bytes / line L``), everything decoded before the damage kept.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    parser = SessionLogParser(strict=strict, source=source)
+    total = os.fstat(raw.fileno()).st_size
+    reader = zstd.ZstdReader(raw, lines=True, closefd=False) if compressed else None
+    stream = io.BufferedReader(cast(Any, reader if reader is not None else raw), buffer_size=_BUFFER)
+    tick = 0
+    try:
+        for line, lineno, terminated in iter_session_lines(stream):
+            if not parser.feed_line(line, lineno, terminated=terminated):
+                break
+            if progress is not None and lineno - tick >= 20000:
+                tick = lineno
+                progress(reader.consumed if reader is not None else raw.tell(), total)
+    except zstd.ZstdStreamError as exc:
+        if parser.result.error is None:
+            parser.result.error = SessionFileError(exc.message)
     result = parser.finish()
     if progress is not None:
         progress(total, total)
     return result
-
-
-def _position(stream: IO[bytes], compressed: bool) -> int:
-    try:
-        if compressed:
-            return 0
-        return stream.tell()
-    except (OSError, ValueError):
-        return 0
 
 
 def write_jsonl(stream: IO[bytes], header: dict[str, Any], records: Iterable[Any], batch_size: int = 4096) -> None:

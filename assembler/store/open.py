@@ -2,18 +2,19 @@
 (``.jsonl.zst`` compressed). The one place commands go to load or save a session in any format.
 
 Rules: loading gives the same ``LoadResult`` whatever the format (records packed, seq/time rebuilt); saving writes
-storage records as they are (rows stay rows) and atomically (a temporary file renamed over the target), so a failed
-save never leaves a half-written output.
+storage records as they are (rows stay rows) and atomically (``store.atomic``: a temporary file renamed over the
+target), so a failed or interrupted save never leaves a half-written output, and never writes over an input.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..logfile import LoadResult
 from . import zstd
+from .atomic import atomic_output
 from .jsonl import read_session, write_jsonl
 from .sqlite import is_sqlite_path, read_sqlite, write_sqlite
 
@@ -42,26 +43,23 @@ def load_any(path: str | os.PathLike[str], *, strict: bool = False,
     return read_session(path, strict=strict, progress=progress)
 
 
-def save_any(path: str | os.PathLike[str], header: dict[str, Any], records: Iterable[Any]) -> None:
-    """Write ``header`` and storage ``records`` (as they are) to ``path`` in the format its extension names.
+def save_any(path: str | os.PathLike[str], header: dict[str, Any], records: Iterable[Any], *,
+             inputs: Sequence[str | os.PathLike[str]] = ()) -> None:
+    """Write ``header`` and storage ``records`` (as they are) to ``path`` in the format its extension names,
+    atomically (``store.atomic``): the old ``path`` stays whole until the new file is complete.
 
     Raises:
-        OSError: the file cannot be written.
+        UnsafeOutputError, SameFileError: ``path`` is a symlink, directory or device, or one of ``inputs``.
+        OutputError: the file cannot be written (no permission, no space, ...).
         StoreError, DiscontinuityError: SQLite refused a record (nothing is written).
     """
     p = os.fspath(path)
     if is_sqlite_path(p):
-        write_sqlite(p, header, records)
+        write_sqlite(p, header, records, inputs=inputs)
         return
-    tmp = f"{p}.tmp-{os.getpid()}"
-    try:
-        stream = zstd.open_write(tmp) if zstd.is_zstd_path(p) else open(tmp, "wb")
-        with stream:
-            write_jsonl(stream, header, records)
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.remove(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_output(p, inputs=inputs) as raw:
+        if zstd.is_zstd_path(p):
+            with zstd.compressing_writer(raw) as stream:
+                write_jsonl(stream, header, records)
+        else:
+            write_jsonl(raw, header, records)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -43,7 +43,8 @@ import msgspec
 from ..chunk_rows import ROW_TAGS, pack_chunk_runs, row_member_count, validate_storage_row
 from ..errors import AssemblerError, ChunkRowError, DiscontinuityError, SessionFileError
 from ..logfile import LoadResult
-from ..records import encode
+from ..records import MAX_SAFE_INTEGER, encode
+from .atomic import atomic_path
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -81,6 +82,7 @@ CREATE TABLE events (
 _INSERT = f"INSERT INTO events ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 _SELECT = f"SELECT {', '.join(_COLUMNS)} FROM events ORDER BY seq0"
 _decode = msgspec.json.Decoder().decode
+_SIBLINGS = ("-wal", "-shm", "-journal")
 
 
 class StoreError(AssemblerError):
@@ -172,26 +174,85 @@ def _record_row(record: Any) -> tuple[Any, ...]:
     return (seq0, "row" if row else "event", rtype, time, data, ses, sop, ign, members, extra)
 
 
+class _BadRow(Exception):
+    """A table row the columns cannot rebuild into a storage record (a crafted or damaged database)."""
+
+
+def _json_column(name: str, text: Any) -> Any:
+    if type(text) is not str:
+        raise _BadRow(f"column {name} must be JSON text or NULL, got {_sql_type(text)}")
+    try:
+        return _decode(text)
+    except msgspec.DecodeError as exc:
+        raise _BadRow(f"column {name} is not valid JSON ({exc})") from None
+
+
+def _sql_type(value: Any) -> str:
+    return {type(None): "NULL", int: "an integer", float: "a real", str: "text", bytes: "a blob"}.get(
+        type(value), type(value).__name__)
+
+
 def _row_record(row: tuple[Any, ...]) -> dict[str, Any]:
-    seq0, kind, rtype, time, data, ses, sop, ign, _members, extra = row
+    """Rebuild a storage record from its table row; raises ``_BadRow`` saying which column is wrong."""
+    seq0, kind, rtype, time, data, ses, sop, ign, members, extra = row
+    if type(seq0) is not int:
+        raise _BadRow(f"column seq0 must be an integer, got {_sql_type(seq0)}")
+    if kind not in ("event", "row"):
+        raise _BadRow(f"column kind must be 'event' or 'row', got {kind!r}")
+    if type(rtype) is not str:
+        raise _BadRow(f"column type must be text, got {_sql_type(rtype)}")
     is_row = kind == "row"
+    if is_row != (rtype in ROW_TAGS):
+        what = "is not a chunk-row tag" if is_row else "is a chunk-row tag"
+        raise _BadRow(f"kind {kind!r} and type {rtype!r} disagree (the type {what})")
+    if time is not None and type(time) is not int:
+        raise _BadRow(f"column time must be an integer or NULL, got {_sql_type(time)}")
+    if ign is not None and ign not in (0, 1):
+        raise _BadRow(f"column ignorable must be 0, 1 or NULL, got {ign!r}")
+    if type(members) is not int or members < 1 or (not is_row and members != 1):
+        raise _BadRow(f"column members must be {'>= 1' if is_row else '1 for an event'}, got {members!r}")
     seq_key, time_key = ("seq0", "time0") if is_row else ("seq", "time")
     columns: dict[str, Any] = {"type": rtype, seq_key: seq0}
     if time is not None:
         columns[time_key] = time
     if data is not None:
-        columns["data"] = _decode(data)
+        columns["data"] = _json_column("data", data)
     if ign is not None:
         columns["ignorable"] = bool(ign)
     if ses is not None:
-        columns["sourceEventSeqs"] = _decode(ses)
+        columns["sourceEventSeqs"] = _json_column("source_event_seqs", ses)
     if sop is not None:
-        columns["surfaceOp"] = _decode(sop)
+        columns["surfaceOp"] = _json_column("surface_op", sop)
     if extra is None:
         return columns  # inserted in canonical order
-    layout = _decode(extra)
-    fields = layout["fields"]
-    return {k: fields[k] if k in fields else columns[k] for k in layout["keys"]}
+    layout = _json_column("extra", extra)
+    keys = layout.get("keys") if type(layout) is dict else None
+    fields = layout.get("fields") if type(layout) is dict else None
+    if type(keys) is not list or type(fields) is not dict or any(type(k) is not str for k in keys):
+        raise _BadRow('column extra must be {"keys": [names], "fields": {name: value}}')
+    record: dict[str, Any] = {}
+    for key in keys:
+        if key in fields:
+            record[key] = fields[key]
+        elif key in columns:
+            record[key] = columns[key]
+        else:
+            raise _BadRow(f"column extra names the key {key!r}, which neither the columns nor its fields hold")
+    return record
+
+
+def _check_record(record: dict[str, Any], members: int) -> None:
+    """The rules the JSONL reader applies to a record (PROTOCOL 2.3), for a rebuilt one."""
+    if record.get("type") in ROW_TAGS:
+        validate_storage_row(record)  # ChunkRowError names the field
+        if row_member_count(record) != members:
+            raise _BadRow(f"column members says {members} but the row holds {row_member_count(record)} deltas")
+        return
+    for key in ("seq", "time"):  # as for a row's seq0/time0: a JS safe integer (an integral float is one)
+        value = record.get(key)
+        if not (type(value) is int or type(value) is float and value.is_integer()) \
+                or not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            raise _BadRow(f"{key} must be a safe integer, got {value!r}")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -227,9 +288,22 @@ def _check_file(path: str) -> None:
                                f"{page_size} bytes ({page_size * page_count})")
 
 
-def _connect(path: str) -> sqlite3.Connection:
+def _connect(path: str, *, write: bool) -> sqlite3.Connection:
+    """A connection for appending (``mode=rw``) or for reading (``mode=ro``: it can never write the database).
+
+    A reader of a database with no pending write-ahead log or hot journal also sets ``immutable=1``: SQLite then
+    needs no ``-shm`` file, so a read-only file, another user's file or a file in a read-only folder can be read,
+    and reading leaves nothing behind. With a non-empty ``-wal`` or ``-journal`` beside it the reader takes
+    SQLite's ordinary read-only path (shared locks with a live writer); that path needs to create ``-shm``.
+    """
+    if write:
+        mode = "rw"
+    else:
+        pending = any(os.path.exists(path + suffix) and os.path.getsize(path + suffix) > 0
+                      for suffix in ("-wal", "-journal"))
+        mode = "ro" if pending else "ro&immutable=1"
     try:
-        conn = sqlite3.connect(f"file:{_uri_path(path)}?mode=rw", uri=True, isolation_level=None)
+        conn = sqlite3.connect(f"file:{_uri_path(path)}?mode={mode}", uri=True, isolation_level=None)
     except sqlite3.Error as exc:
         raise StoreError(path, f"cannot open: {exc}") from None
     return conn
@@ -263,10 +337,10 @@ class SqliteSessionStore:
         """Create a new session database (schema, ``user_version``, header) in one transaction.
 
         Raises:
-            StoreError: the file already exists or cannot be created.
+            StoreError: a non-empty file already exists, or it cannot be created.
         """
         p = os.fspath(path)
-        if os.path.exists(p):
+        if os.path.exists(p) and os.path.getsize(p) > 0:  # an empty file is an empty database (atomic_path's)
             raise StoreError(p, "already exists (create writes a new database)")
         try:
             conn = sqlite3.connect(p, isolation_level=None)
@@ -287,8 +361,9 @@ class SqliteSessionStore:
         return cls(p, conn, header)
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> SqliteSessionStore:
-        """Open an existing session database.
+    def open(cls, path: str | os.PathLike[str], *, write: bool = False) -> SqliteSessionStore:
+        """Open an existing session database: read-only (``mode=ro``; the journal mode is never switched) unless
+        ``write``, which opens it for ``append`` and keeps it in WAL mode.
 
         Raises:
             StoreError: missing, empty, not SQLite, truncated or corrupt, or not a session database.
@@ -296,7 +371,7 @@ class SqliteSessionStore:
         """
         p = os.fspath(path)
         _check_file(p)
-        conn = _connect(p)
+        conn = _connect(p, write=write)
         try:
             found = conn.execute("PRAGMA user_version").fetchone()[0]
             if found != SCHEMA_VERSION:
@@ -314,7 +389,8 @@ class SqliteSessionStore:
             header = _decode(rows[0][0])
             if type(header) is not dict:
                 raise StoreError(p, "session header is not a JSON object")
-            conn.execute("PRAGMA journal_mode=WAL")
+            if write:
+                conn.execute("PRAGMA journal_mode=WAL")
         except StoreError:
             conn.close()
             raise
@@ -334,47 +410,63 @@ class SqliteSessionStore:
             raise _wrap(self.path, exc) from None
         return 0 if row is None else int(row[0])
 
+    def iter_rows(self) -> Iterator[tuple[Any, ...]]:
+        """The ``events`` table's rows in seq order, as stored (streamed, never fetched whole).
+
+        Raises:
+            StoreError: the database is corrupt (a page cannot be read).
+        """
+        try:
+            yield from self._conn.execute(_SELECT)
+        except sqlite3.Error as exc:
+            raise _wrap(self.path, exc) from None
+
     def iter_records(self) -> Iterator[dict[str, Any]]:
         """Storage records in seq order, rows kept packed.
 
         Raises:
-            StoreError: the database is corrupt (a page cannot be read, a JSON column does not decode).
+            StoreError: the database is corrupt, or a table row cannot be rebuilt (``row N: ...``).
         """
-        try:
-            for row in self._conn.execute(_SELECT):
+        for n, row in enumerate(self.iter_rows(), 1):
+            try:
                 yield _row_record(row)
-        except sqlite3.Error as exc:
-            raise _wrap(self.path, exc) from None
-        except (msgspec.DecodeError, KeyError, TypeError) as exc:
-            raise StoreError(self.path, f"corrupt record: {exc}") from None
+            except _BadRow as exc:
+                raise StoreError(self.path, f"row {n}: {exc}") from None
 
     def load(self) -> LoadResult:
-        """Everything as a ``LoadResult`` (as the JSONL reader gives); a seq gap or bad row stops it there.
+        """Everything as a ``LoadResult`` (as the JSONL reader gives). A table row that cannot be rebuilt or breaks
+        the JSONL reader's rules, or a seq gap, stops it there with ``row N: ...`` (N counts rows in seq order);
+        every record before it is kept.
 
         Raises:
-            StoreError: as for ``iter_records``.
+            StoreError: the database is corrupt (a page cannot be read).
         """
         result = LoadResult(header=self.header)
         expected = 0
-        for record in self.iter_records():
+        for n, row in enumerate(self.iter_rows(), 1):
+            where = f"row {n} (seq0 {row[0]})" if type(row[0]) is int else f"row {n}"
+            try:
+                record = _row_record(row)
+                _check_record(record, row[8])
+            except _BadRow as exc:
+                result.error = SessionFileError(f"{where}: {exc}")
+                break
+            except ChunkRowError as exc:
+                result.error = ChunkRowError(f"{where}: {exc.message}")
+                break
             if record["type"] in ROW_TAGS:
-                try:
-                    validate_storage_row(record)
-                except ChunkRowError as exc:
-                    result.error = ChunkRowError(exc.message, seq=exc.seq)
-                    break
-                seq, n = record["seq0"], row_member_count(record)
+                seq, count = record["seq0"], row[8]
                 result.row_count += 1
-                result.row_members += n
+                result.row_members += count
             else:
-                seq, n = record["seq"], 1
+                seq, count = record["seq"], 1
             if seq != expected:
-                result.error = SessionFileError(f"seq {seq} does not continue the log (expected seq {expected})",
-                                                seq=seq)
+                result.error = SessionFileError(
+                    f"{where}: seq {seq} does not continue the log (expected seq {expected})", seq=seq)
                 break
             result.records.append(record)
-            result.event_count += n
-            expected = seq + n
+            result.event_count += count
+            expected = seq + count
         result.lines = len(result.records) + 1
         return result
 
@@ -444,33 +536,28 @@ def read_sqlite(path: str | os.PathLike[str]) -> LoadResult:
         return store.load()
 
 
-def write_sqlite(path: str | os.PathLike[str], header: dict[str, Any], records: Iterable[Any]) -> None:
+def write_sqlite(path: str | os.PathLike[str], header: dict[str, Any], records: Iterable[Any], *,
+                 inputs: Sequence[str | os.PathLike[str]] = ()) -> None:
     """Write a new session database holding ``records`` (as they are), replacing ``path`` atomically.
 
-    The database is built beside ``path`` and renamed over it only when complete, so a failure leaves
-    ``path`` as it was.
+    The database is built in a temporary file beside ``path`` (``store.atomic.atomic_path``) and renamed over it
+    only when complete and checkpointed, so a failure or a signal leaves ``path`` as it was.
 
     Raises:
-        StoreError, DiscontinuityError: as for ``append_records``; nothing is left at ``path``'s place.
+        UnsafeOutputError, SameFileError: ``path`` is a symlink, directory or device, or one of ``inputs``.
+        OutputError: the database cannot be written (no permission, no space, ...).
+        StoreError, DiscontinuityError: as for ``append_records``; nothing is written.
     """
     p = os.fspath(path)
-    tmp = f"{p}.tmp-{os.getpid()}"
-    _remove_db(tmp)
-    try:
-        with SqliteSessionStore.create(tmp, header) as store:
-            store.append_records(records)
-            store._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        # A stale -wal beside the destination would be replayed onto the new file.
-        _remove_db(p, main=False)
-        os.replace(tmp, p)
-    except BaseException:
-        _remove_db(tmp)
-        raise
-
-
-def _remove_db(path: str, main: bool = True) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal") if main else ("-wal", "-shm", "-journal"):
+    with atomic_path(p, inputs=inputs, siblings=_SIBLINGS) as tmp:
         try:
-            os.remove(path + suffix)
-        except FileNotFoundError:
-            pass
+            with SqliteSessionStore.create(tmp, header) as store:
+                store.path = p  # errors name the output, not its temporary file
+                store.append_records(records)
+                store._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except StoreError as exc:
+            if exc.path != p:
+                raise StoreError(p, exc.reason) from None
+            raise
+        except sqlite3.Error as exc:
+            raise _wrap(p, exc) from None

@@ -100,4 +100,4 @@ def test_torn_last_line_warns_and_strict_fails(tmp_path: Path) -> None:
 
 def test_missing_file_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["stats", str(tmp_path / "nope.jsonl")]) == 1
-    assert "nope.jsonl: No such file or directory" in capsys.readouterr().err
+    assert "nope.jsonl: error: No such file or directory" in capsys.readouterr().err

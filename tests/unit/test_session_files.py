@@ -178,12 +178,11 @@ def test_parse_bytes_matches_the_file_reader(tmp_path: Path) -> None:
     assert from_bytes.records == from_file.records and from_bytes.ok
 
 
-def test_streaming_read_does_not_hold_the_file_as_one_string(tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_streaming_read_does_not_hold_the_file_as_one_string(tmp_path: Path) -> None:
     """Every read the reader makes from the raw file is bounded; the 3 MB file is never requested whole."""
     import io
 
-    import assembler.store.jsonl as jsonl
+    from assembler.store.jsonl import read_stream
 
     content = line(HEADER) + b"".join(line(text_delta(i, "x" * 20)) for i in range(30000))
     assert len(content) > 3_000_000
@@ -198,8 +197,6 @@ def test_streaming_read_does_not_hold_the_file_as_one_string(tmp_path: Path,
         def readall(self) -> bytes:
             raise AssertionError("whole-file read")
 
-    real_open = jsonl.open_binary
-    monkeypatch.setattr(jsonl, "open_binary", lambda p: io.BufferedReader(SpyRaw(str(p), "rb"), 1 << 16))
-    assert jsonl.read_session(path).event_count == 30000
+    with SpyRaw(str(path), "rb") as raw:
+        assert read_stream(raw, source=str(path), compressed=False).event_count == 30000
     assert len(requests) > 10 and max(requests) < len(content) // 4
-    assert real_open is not None

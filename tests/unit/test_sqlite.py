@@ -277,7 +277,7 @@ def test_a_crash_mid_batch_leaves_the_previous_state_intact(tmp_path: Path) -> N
     assert proc.returncode == 17, proc.stderr.decode()
     result = read_sqlite(path)
     assert result.ok and result.event_count == 10
-    with SqliteSessionStore.open(path) as store:
+    with SqliteSessionStore.open(path, write=True) as store:
         assert store.append([{"type": "x/a", "seq": 10, "time": 10, "data": {}}]) == 1
 
 
