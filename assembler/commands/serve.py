@@ -1,6 +1,8 @@
 """``serve``: the history HTTP server (pages, follow over SSE, raw files, the viewer) over session files/folders.
 
-Binds 127.0.0.1 unless told otherwise and prints the URL it listens on.
+Binds 127.0.0.1 unless told otherwise and prints the URL it listens on. There is no authentication: bound to any
+other address it warns that every served session is readable by anyone who can reach it. Requests must name the
+server in ``Host`` (loopback names, the bound address, or ``--allow-host`` names), against DNS rebinding.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ def register(sub: Any) -> None:
     p.add_argument("--static", default=None, metavar="DIR", help="viewer build to serve at / (default build/site)")
     p.add_argument("--no-static", action="store_true", help="serve the API only")
     p.add_argument("--poll", type=float, default=0.2, metavar="S", help="file growth poll interval in seconds")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME[:PORT]",
+                   help="also answer requests whose Host is NAME (any port) or NAME:PORT; repeatable (default: "
+                        "only localhost, 127.0.0.1, [::1] and the bound address, on the bound port)")
     p.set_defaults(func=cmd_serve)
 
 
@@ -29,21 +34,33 @@ def cmd_serve(args: argparse.Namespace) -> int:
         import uvicorn
 
         from ..server import create_app
+        from ..server.hosts import host_name, is_loopback
     except ImportError as exc:  # pragma: no cover - the server extra is missing
         sys.stderr.write(f"transcript-assembler: serve needs the 'server' extra ({exc})\n")
         return 1
-    app = create_app(args.paths or ["."], static_dir=args.static, serve_static=not args.no_static,
-                     poll_interval=args.poll)
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((args.host, args.port))
     except OSError as exc:
+        sock.close()
         sys.stderr.write(f"transcript-assembler: cannot bind {args.host}:{args.port}: {exc.strerror or exc}\n")
         return 1
     host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    try:
+        app = create_app(args.paths or ["."], static_dir=args.static, serve_static=not args.no_static,
+                         poll_interval=args.poll, allowed_hosts=args.allow_host, bound_host=host)
+    except ValueError as exc:  # a malformed --allow-host
+        sock.close()
+        sys.stderr.write(f"transcript-assembler: --allow-host: {exc}\n")
+        return 2
+    shown = host_name(host)
+    if not is_loopback(host):
+        sys.stderr.write(
+            f"transcript-assembler: warning: listening on {shown}:{port}, not a loopback address: every session "
+            "under the served paths is readable by anyone who can reach it (there is no authentication). "
+            "Browsers must reach it by a name allowed with --allow-host (or the bound address itself).\n")
     print(f"serving {len(app.state.registry.scan())} session(s) at http://{shown}:{port}/", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2))
     server.run(sockets=[sock])

@@ -1,26 +1,30 @@
 """The Starlette app: ``create_app`` wires the routes (session list, page, follow, raw, and the static viewer at
 ``/``), the exception handlers and the security headers around a ``SessionRegistry``.
 
-Rules: pages come from the no-expansion pager (``history.MessageIndex``); bad query parameters are
-``PageRequestError`` (400); a session that stopped parsing is still served, with its fault in the body.
+Rules: pages come from the no-expansion pager (``history.MessageIndex``); bad query parameters (anything but ASCII
+digits) are ``PageRequestError`` (400); a session that stopped parsing is still served, with its fault in the body.
+Every request passes the ``Host`` check (421 otherwise); every file is opened through ``confine.open_in_root``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..history import DEFAULT_MAX_MESSAGES, PageRequestError, check_max_messages, check_page_request
+from .confine import open_in_root
 from .csp import CSP, SecurityHeaders, viewer_csp
+from .hosts import HostCheck
 from .registry import SessionRegistry
 from .responses import EXCEPTION_HANDLERS, json_response
 from .sse import EventStreamResponse
@@ -35,20 +39,28 @@ __all__ = [
 ]
 
 DEFAULT_STATIC_DIR = Path(__file__).resolve().parents[2] / "build" / "site"
+_RAW_CHUNK = 1 << 20
 
 
 def _header_safe(text: str) -> str:
     return text.encode("ascii", "backslashreplace").decode("ascii").replace("\r", " ").replace("\n", " ")[:1000]
 
 
+_INTEGER = re.compile(r"-?[0-9]{1,16}")
+"""A query integer: ASCII digits only (``int()`` also takes ``1_0``, ``+5``, `` 5`` and non-ASCII digits)."""
+
+
+def _strict_int(name: str, raw: str) -> int:
+    if not _INTEGER.fullmatch(raw):
+        raise PageRequestError(name, f"must be an integer (ASCII digits, an optional leading -), got {raw!r}")
+    return int(raw)
+
+
 def _int_param(request: Request, name: str, minimum: int) -> int | None:
     raw = request.query_params.get(name)
     if raw is None:
         return None
-    try:
-        value = int(raw.strip(), 10)
-    except ValueError:
-        raise PageRequestError(name, f"must be an integer, got {raw!r}") from None
+    value = _strict_int(name, raw)
     if value < minimum:
         raise PageRequestError(name, f"must be >= {minimum}, got {value}")
     return value
@@ -106,25 +118,43 @@ async def session_follow(request: Request) -> Response:
     if last_event_id is not None:
         # Resuming needs no replay: the snapshot always ends at the current end of the log (>= the client's
         # last seen seq), and the client's journal accepts it as a reconnect and dedupes what it already has.
-        try:
-            if int(last_event_id) < -1:
-                raise ValueError
-        except ValueError:
-            raise PageRequestError("Last-Event-ID", f"must be a seq, got {last_event_id!r}") from None
+        if not _INTEGER.fullmatch(last_event_id) or int(last_event_id) < -1:
+            raise PageRequestError("Last-Event-ID", f"must be a seq, got {last_event_id!r}")
     return EventStreamResponse(source, DEFAULT_MAX_MESSAGES if max_messages is None else max_messages)
 
 
 async def session_raw(request: Request) -> Response:
+    """The file as stored, from a descriptor checked against its root (``confine.open_in_root``)."""
     registry: SessionRegistry = request.app.state.registry
     source = registry.lookup(request.path_params["sid"])
     media = "application/zstd" if source.compressed else "application/x-ndjson"
-    return FileResponse(source.path, media_type=media)
+    stream = await run_in_threadpool(open_in_root, source.path, source.root)
+    size = os.fstat(stream.fileno()).st_size
+
+    async def body() -> AsyncIterator[bytes]:
+        try:
+            left = size  # the size at open: a file that grows meanwhile is sent as it was then
+            while left > 0:
+                chunk = await run_in_threadpool(stream.read, min(left, _RAW_CHUNK))
+                if not chunk:
+                    return
+                left -= len(chunk)
+                yield chunk
+        finally:
+            stream.close()
+
+    return StreamingResponse(body(), media_type=media, headers={"content-length": str(size)})
 
 
 def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.PathLike[str] | None = None,
-               serve_static: bool = True, poll_interval: float = 0.2) -> Starlette:
+               serve_static: bool = True, poll_interval: float = 0.2, allowed_hosts: Sequence[str] = (),
+               bound_host: str | None = None) -> Starlette:
     """The Starlette app serving ``roots`` (session files and folders). ``static_dir`` (default ``build/site``) is
-    served at ``/`` when it exists. ``app.state.registry`` is the ``SessionRegistry``."""
+    served at ``/`` when it exists. ``app.state.registry`` is the ``SessionRegistry``.
+
+    Requests must name this server in ``Host`` (``hosts.HostCheck``): ``localhost``, ``127.0.0.1``, ``[::1]`` or
+    ``bound_host`` on the port they arrived at, or a name in ``allowed_hosts`` (``NAME`` or ``NAME:PORT``); any
+    other is 421."""
     routes: list[Any] = [
         Route("/api/sessions", list_sessions),
         Route("/api/sessions/{sid:path}/page", session_page),
@@ -137,6 +167,7 @@ def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.
         routes.append(Mount("/", StaticFiles(directory=static, html=True)))
         csp = viewer_csp(static)
     app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS))
-    app.add_middleware(SecurityHeaders, csp=csp)
+    app.add_middleware(HostCheck, allowed=list(allowed_hosts), bound=bound_host)
+    app.add_middleware(SecurityHeaders, csp=csp)  # outermost: a 421 carries the security headers too
     app.state.registry = SessionRegistry(roots, poll_interval)
     return app

@@ -2,7 +2,9 @@
 an id to its ``SessionSource``.
 
 Rules: an id is only ever looked up among the scanned files, so it can never reach outside the roots (``..``,
-absolute ids and symlinks resolving outside a root are refused with 404).
+absolute ids and symlinks resolving outside a root are refused with 404). Each source knows its root, and every
+open checks the file against it again (``confine.open_in_root``): a file swapped for a symlink after the scan is
+refused (403), never served.
 """
 
 from __future__ import annotations
@@ -57,16 +59,19 @@ class SessionRegistry:
         self.poll_interval = poll_interval
         self.sources: dict[Path, SessionSource] = {}
         self._ids: dict[str, Path] = {}
+        self._root_of: dict[Path, Path] = {}  # scanned file -> the root it was found under (checked at each open)
         self.scan()
 
     def scan(self) -> dict[str, Path]:
         """Find every session file under the roots (symlinks pointing outside their root are skipped)."""
         ids: dict[str, Path] = {}
+        root_of: dict[Path, Path] = {}
         prefix = len(self.roots) > 1 or any(root.is_file() for _, root in self.roots)
         for label, root in self.roots:
             if root.is_file():
                 if root.name.endswith(_SUFFIXES):
                     ids[label] = root
+                    root_of[root] = root
                 continue
             for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
                 dirnames.sort()
@@ -80,7 +85,9 @@ class SessionRegistry:
                     rel = path.relative_to(root).as_posix()
                     sid = _strip_suffix(rel)
                     ids[f"{label}/{sid}" if prefix else sid] = resolved
+                    root_of.setdefault(resolved, root)
         self._ids = ids
+        self._root_of = root_of
         return ids
 
     def lookup(self, session_id: str) -> SessionSource:
@@ -98,7 +105,7 @@ class SessionRegistry:
             raise HTTPException(404, f"unknown session {session_id!r}")
         source = self.sources.get(path)
         if source is None:
-            source = self.sources[path] = SessionSource(path, self.poll_interval)
+            source = self.sources[path] = SessionSource(path, self.poll_interval, root=self._root_of[path])
         return source
 
     def active_watchers(self) -> int:

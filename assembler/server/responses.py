@@ -1,7 +1,8 @@
 """JSON responses and the HTTP failure contract: every error is JSON ``{error, detail}`` with its status.
 
 Rules: ``EXCEPTION_HANDLERS`` turns what the endpoints raise into that body (404 unknown or unreadable session,
-400 bad request or bad session, 500 anything else, logged).
+403 a session file swapped for something outside its root, 400 bad request or bad session, 500 anything else,
+logged).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from starlette.responses import Response
 from ..errors import AssemblerError
 from ..history import PageRequestError
 from ..records import encode
+from .confine import OutsideRootError
 
 __all__ = [
     "EXCEPTION_HANDLERS",
@@ -35,7 +37,7 @@ def error_response(status: int, code: str, detail: str) -> Response:
     return json_response({"error": code, "detail": detail}, status)
 
 
-_CODES = {400: "bad-request", 404: "not-found", 405: "method-not-allowed"}
+_CODES = {400: "bad-request", 403: "forbidden", 404: "not-found", 405: "method-not-allowed"}
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -56,6 +58,11 @@ async def _os_error(request: Request, exc: Exception) -> Response:
     return error_response(404, "not-found", f"cannot read session: {exc.strerror or exc}")
 
 
+async def _outside_root(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, OutsideRootError)
+    return error_response(403, "forbidden", f"session file {exc.reason}")
+
+
 async def _internal(request: Request, exc: Exception) -> Response:
     log.exception("internal error", exc_info=exc)
     return error_response(500, "internal", f"{type(exc).__name__}: {exc}")
@@ -65,6 +72,7 @@ EXCEPTION_HANDLERS: Mapping[Any, Callable[[Request, Exception], Awaitable[Respon
     HTTPException: _http_error,
     PageRequestError: _bad_request,
     AssemblerError: _assembler_error,
+    OutsideRootError: _outside_root,
     OSError: _os_error,
     Exception: _internal,
 }

@@ -23,7 +23,8 @@ from ..history import MessageIndex
 from ..logfile import SessionLogParser
 from ..records import encode
 from ..store import zstd
-from ..store.jsonl import read_session
+from ..store.jsonl import read_stream
+from .confine import open_in_root
 
 __all__ = [
     "Follower",
@@ -82,8 +83,9 @@ class SessionSource:
     ``lock``; new records are fanned out to the followers in ``subscribers`` as scalar event frames.
     """
 
-    def __init__(self, path: Path, poll_interval: float = 0.2) -> None:
+    def __init__(self, path: Path, poll_interval: float = 0.2, *, root: Path | None = None) -> None:
         self.path = path
+        self.root = path if root is None else root  # every open is checked against it (``confine``)
         self.compressed = zstd.is_zstd_path(path)
         self.poll_interval = poll_interval
         self.lock = asyncio.Lock()
@@ -115,28 +117,29 @@ class SessionSource:
         """Read what is new. Returns ``(new storage records, reset)``; ``reset`` means the file was replaced.
 
         Raises:
+            OutsideRootError: the file is no longer a regular file inside its root (swapped for a symlink).
             OSError: the file cannot be read.
         """
-        st = os.stat(self.path)
-        stat = (st.st_ino, st.st_size, st.st_mtime_ns)
-        if self.compressed:
-            if stat == self._stat:
-                return [], False
-            reset = self._stat is not None
-            self._reset()
+        with open_in_root(self.path, self.root) as stream:
+            st = os.fstat(stream.fileno())
+            stat = (st.st_ino, st.st_size, st.st_mtime_ns)
+            if self.compressed:
+                if stat == self._stat:
+                    return [], False
+                reset = self._stat is not None
+                self._reset()
+                self._stat = stat
+                result = read_stream(stream, source=str(self.path), compressed=True)
+                self._absorb(result.records)
+                self.header, self.error, self.warnings = result.header, result.error, result.warnings
+                return [], reset
+            reset = False
+            if self._stat is not None and (st.st_ino != self._stat[0] or st.st_size < self._offset):
+                self._reset()
+                reset = True
             self._stat = stat
-            result = read_session(self.path)
-            self._absorb(result.records)
-            self.header, self.error, self.warnings = result.header, result.error, result.warnings
-            return [], reset
-        reset = False
-        if self._stat is not None and (st.st_ino != self._stat[0] or st.st_size < self._offset):
-            self._reset()
-            reset = True
-        self._stat = stat
-        if st.st_size == self._offset:
-            return [], reset
-        with open(self.path, "rb") as stream:
+            if st.st_size == self._offset:
+                return [], reset
             stream.seek(self._offset)
             data = stream.read()
         self._offset += len(data)

@@ -74,6 +74,41 @@ def test_truncated_zstd_file_is_reported(viewer: Viewer) -> None:
     assert viewer.page.locator("#error-banner").is_visible()
 
 
+def damaged_zstd(damage: str) -> bytes:
+    """two_turns() as two zstd frames split mid-line, then damaged: the second frame cut in half, missing, or
+    followed by garbage."""
+    import zstandard
+
+    text = two_turns().to_bytes()
+    cut = text.index(b"\n", len(text) // 2) - 7  # inside a line
+    first, second = (zstandard.ZstdCompressor().compress(part) for part in (text[:cut], text[cut:]))
+    return {"cut": first + second[: len(second) // 2], "missing-frame": first,
+            "garbage": first + second + b"not zstd"}[damage]
+
+
+@pytest.mark.parametrize("damage", ["cut", "missing-frame", "garbage"])
+def test_damaged_zstd_is_an_error_that_keeps_what_came_before_as_on_cpython(viewer: Viewer, damage: str) -> None:
+    """The worker decodes with Python 3.14's ``compression.zstd``; CPython here with ``zstandard``: both report the
+    same damage at the same place and keep the same events (issue 9 item 3)."""
+    from assembler.browser.local import FileLoad
+
+    data = damaged_zstd(damage)
+    expected = FileLoad("x.jsonl.zst", len(data))
+    expected.feed(data)
+    outcome = expected.outcome(expected.finish())
+    backend = viewer.run_python(
+        "import json, sys\nfrom assembler.store import zstd\n"
+        "json.dumps([list(sys.version_info[:2]), zstd._std is not None])")
+    assert backend == [[3, 14], True]
+    result = viewer.open_file(viewer.add_file(f"{damage}.jsonl.zst", data))
+    assert result["error"]["message"] == outcome["error"]["message"]
+    assert result["error"]["message"].startswith(
+        "garbage after the last zstd frame" if damage == "garbage" else "truncated zstd stream after")
+    assert result["file"]["events"] == outcome["file"]["events"] > 0
+    assert viewer.page.locator("#error-banner").is_visible()
+    assert "The first question, which is valid." in viewer.render_all()
+
+
 def big_session(path: Path, target: int = BIG_TARGET_BYTES) -> int:
     """Writes a ~``target``-byte packed session of many turns with long streamed answers; returns its size.
 

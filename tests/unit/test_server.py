@@ -21,6 +21,8 @@ from assembler.store import zstd
 from assembler.store.jsonl import read_session
 from perf.load_follow import HEADER, LogGenerator, append_batch
 
+LOCAL = "http://127.0.0.1"  # the Host check answers 421 to TestClient's default "testserver"
+
 
 def write_log(path: Path, n: int, seed: int = 0, title: str | None = None) -> list[dict[str, Any]]:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -44,7 +46,7 @@ def root(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def client(root: Path) -> TestClient:
-    return TestClient(create_app([root], serve_static=False), raise_server_exceptions=False)
+    return TestClient(create_app([root], serve_static=False), raise_server_exceptions=False, base_url=LOCAL)
 
 
 def error_of(response: Any) -> dict[str, Any]:
@@ -156,7 +158,7 @@ def test_malformed_middle_line_serves_valid_part_and_reports(tmp_path: Path) -> 
     lines = path.read_bytes().split(b"\n")
     lines.insert(3, b'{"type": "turn/start", oops')
     path.write_bytes(b"\n".join(lines))
-    client = TestClient(create_app([tmp_path], serve_static=False), raise_server_exceptions=False)
+    client = TestClient(create_app([tmp_path], serve_static=False), raise_server_exceptions=False, base_url=LOCAL)
     response = client.get("/api/sessions/broken/page", params={"maxMessages": 1000})
     assert response.status_code == 200
     assert "line 4" in response.headers["x-session-error"]
@@ -185,7 +187,7 @@ def test_zst_sessions_serve_page_and_raw(tmp_path: Path) -> None:
     packed = tmp_path / "z" / "s.jsonl.zst"
     packed.parent.mkdir()
     packed.write_bytes(zstd.compress(plain.read_bytes()))
-    client = TestClient(create_app([packed.parent], serve_static=False), raise_server_exceptions=False)
+    client = TestClient(create_app([packed.parent], serve_static=False), raise_server_exceptions=False, base_url=LOCAL)
     assert [s["id"] for s in client.get("/api/sessions").json()["sessions"]] == ["s.zst"]
     response = client.get("/api/sessions/s.zst/page", params={"maxMessages": 2})
     assert response.content == encode(page_value(events, None, None, 2))
@@ -210,7 +212,7 @@ def test_static_viewer_with_csp(tmp_path: Path, root: Path) -> None:
     site = tmp_path / "site"
     site.mkdir()
     (site / "index.html").write_text("<!doctype html><title>v</title>")
-    client = TestClient(create_app([root], static_dir=site), raise_server_exceptions=False)
+    client = TestClient(create_app([root], static_dir=site), raise_server_exceptions=False, base_url=LOCAL)
     response = client.get("/")
     assert response.status_code == 200 and "<title>v</title>" in response.text
     assert response.headers["content-security-policy"] == CSP
@@ -225,7 +227,7 @@ def test_served_build_csp_wins(tmp_path: Path, root: Path) -> None:
     site.mkdir()
     policy = "default-src 'self'; worker-src 'self'"
     (site / "index.html").write_text(f'<meta http-equiv="Content-Security-Policy"\n  content="{policy}">')
-    client = TestClient(create_app([root], static_dir=site), raise_server_exceptions=False)
+    client = TestClient(create_app([root], static_dir=site), raise_server_exceptions=False, base_url=LOCAL)
     assert client.get("/").headers["content-security-policy"] == policy
     assert client.get("/api/sessions").headers["content-security-policy"] == policy
 
