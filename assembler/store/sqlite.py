@@ -299,14 +299,17 @@ def _connect(path: str, *, write: bool) -> sqlite3.Connection:
     if write:
         mode = "rw"
     else:
-        pending = any(os.path.exists(path + suffix) and os.path.getsize(path + suffix) > 0
-                      for suffix in ("-wal", "-journal"))
-        mode = "ro" if pending else "ro&immutable=1"
+        mode = "ro" if _pending_log(path) else "ro&immutable=1"
     try:
         conn = sqlite3.connect(f"file:{_uri_path(path)}?mode={mode}", uri=True, isolation_level=None)
     except sqlite3.Error as exc:
         raise StoreError(path, f"cannot open: {exc}") from None
     return conn
+
+
+def _pending_log(path: str) -> bool:
+    """Whether a non-empty ``-wal`` or ``-journal`` beside ``path`` may hold changes the main file lacks."""
+    return any(os.path.exists(path + suffix) and os.path.getsize(path + suffix) > 0 for suffix in ("-wal", "-journal"))
 
 
 def _uri_path(path: str) -> str:
@@ -396,6 +399,11 @@ class SqliteSessionStore:
             raise
         except (sqlite3.Error, msgspec.DecodeError) as exc:
             conn.close()
+            if isinstance(exc, sqlite3.OperationalError) and not write and _pending_log(p):
+                name = os.path.basename(p)
+                raise StoreError(p, f"cannot read: {name}-wal or {name}-journal holds changes SQLite can only read "
+                                    f"with write access to the folder ({exc}); copy the database with them to a "
+                                    "writable folder") from None
             raise (_wrap(p, exc) if isinstance(exc, sqlite3.Error) else StoreError(p, f"bad header JSON: {exc}")) \
                 from None
         return cls(p, conn, header)
