@@ -2,9 +2,11 @@
 
 Rules (seeds/001 and 000, "Persistence"): ``PRAGMA user_version`` is ``SCHEMA_VERSION`` (4, the merged layout);
 a database with any other version is rejected on open with ``SchemaVersionError(found, expected)``, never
-migrated (bump-and-reject). Journal mode is WAL. Each append batch is one transaction, so a crash mid-batch leaves
-the previous state intact. A file that is not SQLite, truncated or corrupt raises ``StoreError`` naming the path,
-never a raw ``sqlite3`` error.
+migrated (bump-and-reject). Writers use WAL; readers open ``mode=ro`` and never switch the journal mode, so a
+read-only file, another user's file or a read-only folder can be read and reading leaves no trace. Each append batch
+is one transaction, so a crash mid-batch leaves the previous state intact. A file that is not SQLite, truncated or
+corrupt raises ``StoreError`` naming the path, never a raw ``sqlite3`` error; a table row that cannot be rebuilt
+(a crafted database) stops the load with ``row N: ...``, keeping the rows before it.
 
 Tables::
 
@@ -27,7 +29,7 @@ sourceEventSeqs?, surfaceOp?``; rows ``type, seq0, time0, data``) in that order,
 has ``extra`` NULL and is rebuilt from the columns. Anything else (another key order, unknown envelope keys, a
 value the column cannot hold such as ``ignorable: "yes"`` or ``seq0: 5.0``) stores ``extra = {"keys": [the key
 order], "fields": {key: value the columns do not hold}}``. JSON texts are written by the same encoder as the JSONL
-store, so JSONL -> SQLite -> JSONL gives the same bytes.
+store, so JSONL -> SQLite -> JSONL gives the same bytes. The mapping itself lives in ``sqlite_rows``.
 """
 
 from __future__ import annotations
@@ -40,11 +42,12 @@ from typing import Any, Final
 
 import msgspec
 
-from ..chunk_rows import ROW_TAGS, pack_chunk_runs, row_member_count, validate_storage_row
+from ..chunk_rows import ROW_TAGS, pack_chunk_runs
 from ..errors import AssemblerError, ChunkRowError, DiscontinuityError, SessionFileError
 from ..logfile import LoadResult
-from ..records import MAX_SAFE_INTEGER, encode
+from ..records import encode
 from .atomic import atomic_path
+from .sqlite_rows import BadRow, check_record, record_row, row_record
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -60,8 +63,6 @@ SCHEMA_VERSION: Final = 4
 """``PRAGMA user_version`` of the merged layout (surface columns); any other value is rejected."""
 
 _MAGIC = b"SQLite format 3\x00"
-_EVENT_ORDER = ("type", "seq", "time", "data", "ignorable", "sourceEventSeqs", "surfaceOp")
-_ROW_ORDER = ("type", "seq0", "time0", "data")
 _COLUMNS = ("seq0", "kind", "type", "time", "data", "source_event_seqs", "surface_op", "ignorable", "members",
             "extra")
 _SCHEMA = """
@@ -115,144 +116,6 @@ class SchemaVersionError(StoreError):
 def is_sqlite_path(path: Any) -> bool:
     """True for a ``.sqlite``, ``.sqlite3`` or ``.db`` path."""
     return str(path).lower().endswith((".sqlite", ".sqlite3", ".db"))
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Record <-> table row
-
-
-def _text(value: Any) -> str:
-    return encode(value).decode("utf-8")
-
-
-def _record_row(record: Any) -> tuple[Any, ...]:
-    """A storage record as an ``events`` row (raises ValueError when it has no int-valued seq or string type)."""
-    if type(record) is not dict:
-        raise ValueError(f"a storage record must be an object, got {type(record).__name__}")
-    row = record.get("type") in ROW_TAGS
-    order, seq_key, time_key = (_ROW_ORDER, "seq0", "time0") if row else (_EVENT_ORDER, "seq", "time")
-    rtype = record.get("type")
-    if type(rtype) is not str:
-        raise ValueError(f"record type must be a string, got {rtype!r}")
-    fields: dict[str, Any] = {}
-    seq = record.get(seq_key)
-    if type(seq) is int:
-        seq0 = seq
-    elif type(seq) is float and seq.is_integer():
-        seq0 = int(seq)
-        fields[seq_key] = seq
-    else:
-        raise ValueError(f"record {seq_key} must be an integer, got {seq!r}")
-    time: Any = None
-    if time_key in record:
-        value = record[time_key]
-        if type(value) is int:
-            time = value
-        else:
-            fields[time_key] = value
-    data = _text(record["data"]) if "data" in record else None
-    ses = sop = ign = None
-    if not row:
-        if "sourceEventSeqs" in record:
-            ses = _text(record["sourceEventSeqs"])
-        if "surfaceOp" in record:
-            sop = _text(record["surfaceOp"])
-        if "ignorable" in record:
-            value = record["ignorable"]
-            if type(value) is bool:
-                ign = int(value)
-            else:
-                fields["ignorable"] = value
-    for key in record:
-        if key not in order:
-            fields[key] = record[key]
-    keys = list(record)
-    extra = None
-    if fields or keys != [k for k in order if k in record]:
-        extra = _text({"keys": keys, "fields": fields})
-    members = row_member_count(record) if row else 1
-    return (seq0, "row" if row else "event", rtype, time, data, ses, sop, ign, members, extra)
-
-
-class _BadRow(Exception):
-    """A table row the columns cannot rebuild into a storage record (a crafted or damaged database)."""
-
-
-def _json_column(name: str, text: Any) -> Any:
-    if type(text) is not str:
-        raise _BadRow(f"column {name} must be JSON text or NULL, got {_sql_type(text)}")
-    try:
-        return _decode(text)
-    except msgspec.DecodeError as exc:
-        raise _BadRow(f"column {name} is not valid JSON ({exc})") from None
-
-
-def _sql_type(value: Any) -> str:
-    return {type(None): "NULL", int: "an integer", float: "a real", str: "text", bytes: "a blob"}.get(
-        type(value), type(value).__name__)
-
-
-def _row_record(row: tuple[Any, ...]) -> dict[str, Any]:
-    """Rebuild a storage record from its table row; raises ``_BadRow`` saying which column is wrong."""
-    seq0, kind, rtype, time, data, ses, sop, ign, members, extra = row
-    if type(seq0) is not int:
-        raise _BadRow(f"column seq0 must be an integer, got {_sql_type(seq0)}")
-    if kind not in ("event", "row"):
-        raise _BadRow(f"column kind must be 'event' or 'row', got {kind!r}")
-    if type(rtype) is not str:
-        raise _BadRow(f"column type must be text, got {_sql_type(rtype)}")
-    is_row = kind == "row"
-    if is_row != (rtype in ROW_TAGS):
-        what = "is not a chunk-row tag" if is_row else "is a chunk-row tag"
-        raise _BadRow(f"kind {kind!r} and type {rtype!r} disagree (the type {what})")
-    if time is not None and type(time) is not int:
-        raise _BadRow(f"column time must be an integer or NULL, got {_sql_type(time)}")
-    if ign is not None and ign not in (0, 1):
-        raise _BadRow(f"column ignorable must be 0, 1 or NULL, got {ign!r}")
-    if type(members) is not int or members < 1 or (not is_row and members != 1):
-        raise _BadRow(f"column members must be {'>= 1' if is_row else '1 for an event'}, got {members!r}")
-    seq_key, time_key = ("seq0", "time0") if is_row else ("seq", "time")
-    columns: dict[str, Any] = {"type": rtype, seq_key: seq0}
-    if time is not None:
-        columns[time_key] = time
-    if data is not None:
-        columns["data"] = _json_column("data", data)
-    if ign is not None:
-        columns["ignorable"] = bool(ign)
-    if ses is not None:
-        columns["sourceEventSeqs"] = _json_column("source_event_seqs", ses)
-    if sop is not None:
-        columns["surfaceOp"] = _json_column("surface_op", sop)
-    if extra is None:
-        return columns  # inserted in canonical order
-    layout = _json_column("extra", extra)
-    keys = layout.get("keys") if type(layout) is dict else None
-    fields = layout.get("fields") if type(layout) is dict else None
-    if type(keys) is not list or type(fields) is not dict or any(type(k) is not str for k in keys):
-        raise _BadRow('column extra must be {"keys": [names], "fields": {name: value}}')
-    record: dict[str, Any] = {}
-    for key in keys:
-        if key in fields:
-            record[key] = fields[key]
-        elif key in columns:
-            record[key] = columns[key]
-        else:
-            raise _BadRow(f"column extra names the key {key!r}, which neither the columns nor its fields hold")
-    return record
-
-
-def _check_record(record: dict[str, Any], members: int) -> None:
-    """The rules the JSONL reader applies to a record (PROTOCOL 2.3), for a rebuilt one."""
-    if record.get("type") in ROW_TAGS:
-        validate_storage_row(record)  # ChunkRowError names the field
-        if row_member_count(record) != members:
-            raise _BadRow(f"column members says {members} but the row holds {row_member_count(record)} deltas")
-        return
-    for key in ("seq", "time"):  # as for a row's seq0/time0: a JS safe integer (an integral float is one)
-        value = record.get(key)
-        if not (type(value) is int or type(value) is float and value.is_integer()) \
-                or not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
-            raise _BadRow(f"{key} must be a safe integer, got {value!r}")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -356,7 +219,7 @@ class SqliteSessionStore:
                 if statement.strip():
                     conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            conn.execute("INSERT INTO session (id, header) VALUES (0, ?)", (_text(header),))
+            conn.execute("INSERT INTO session (id, header) VALUES (0, ?)", (encode(header).decode("utf-8"),))
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             conn.close()
@@ -437,8 +300,8 @@ class SqliteSessionStore:
         """
         for n, row in enumerate(self.iter_rows(), 1):
             try:
-                yield _row_record(row)
-            except _BadRow as exc:
+                yield row_record(row)
+            except BadRow as exc:
                 raise StoreError(self.path, f"row {n}: {exc}") from None
 
     def load(self) -> LoadResult:
@@ -454,9 +317,9 @@ class SqliteSessionStore:
         for n, row in enumerate(self.iter_rows(), 1):
             where = f"row {n} (seq0 {row[0]})" if type(row[0]) is int else f"row {n}"
             try:
-                record = _row_record(row)
-                _check_record(record, row[8])
-            except _BadRow as exc:
+                record = row_record(row)
+                check_record(record, row[8])
+            except BadRow as exc:
                 result.error = SessionFileError(f"{where}: {exc}")
                 break
             except ChunkRowError as exc:
@@ -501,7 +364,7 @@ class SqliteSessionStore:
             nonlocal expected, added
             for record in records:
                 try:
-                    row = _record_row(record)
+                    row = record_row(record)
                 except ValueError as exc:
                     raise StoreError(self.path, f"cannot store record at seq {expected}: {exc}") from None
                 if row[0] != expected:
