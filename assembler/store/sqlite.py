@@ -379,7 +379,10 @@ class SqliteSessionStore:
             try:
                 conn.executemany(_INSERT, rows())
             except BaseException:
-                conn.execute("ROLLBACK")
+                # SQLite has already rolled back after some errors (a full disk, an I/O error): rolling back
+                # again would fail and hide the real error.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
