@@ -9,7 +9,7 @@ from ..errors import AssemblerError
 from ..logfile import LoadResult
 from ..store.atomic import reason_of
 from ..store.open import load_any
-from ._output import error
+from ._output import error, error_from
 
 __all__ = ["load", "report_problems", "Progress", "fail"]
 
@@ -62,8 +62,7 @@ def load(path: str, *, strict: bool = False) -> LoadResult | None:
         error(path, reason_of(exc))
         return None
     except AssemblerError as exc:  # a SQLite file that is not a session database, or of another schema
-        text = str(exc)
-        error(path, text[len(path) + 2:] if text.startswith(f"{path}: ") else text)
+        error_from(path, exc)
         return None
     report_problems(path, result)
     return result

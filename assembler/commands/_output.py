@@ -18,18 +18,17 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
-from ..store import zstd
 from ..store.atomic import (
     Interrupted,
     OutputError,
-    atomic_output,
     check_output,
     reason_of,
     same_file_check,
     signals_as_exceptions,
 )
+from ..store.open import output_stream
 
-__all__ = ["STDOUT", "run", "error", "preflight", "output", "stdout", "write_stdout", "print_stdout"]
+__all__ = ["STDOUT", "run", "error", "error_from", "preflight", "output", "stdout", "write_stdout", "print_stdout"]
 
 STDOUT = "<stdout>"
 """How messages name standard output."""
@@ -41,6 +40,12 @@ def error(name: str, message: str) -> None:
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.write(f"{name}: error: {message}\n")
             sys.stderr.flush()
+
+
+def error_from(name: str, exc: Exception) -> None:
+    """``NAME: error: ...`` for an exception whose text may already start with ``NAME: `` (``StoreError``)."""
+    text = str(exc)
+    error(name, text[len(name) + 2:] if text.startswith(f"{name}: ") else text)
 
 
 class _Stdout:
@@ -132,12 +137,8 @@ def output(path: str | None, *, inputs: Sequence[str]) -> Iterator[IO[bytes]]:
         yield out  # type: ignore[misc]
         out.flush()
         return
-    with atomic_output(path, inputs=inputs) as raw:
-        if zstd.is_zstd_path(path):
-            with zstd.compressing_writer(raw) as compressed:
-                yield compressed
-        else:
-            yield raw
+    with output_stream(path, inputs=inputs) as stream:
+        yield stream
 
 
 def _silence_stdout() -> None:

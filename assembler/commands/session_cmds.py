@@ -23,7 +23,7 @@ from ..session import Session
 from ..store.atomic import OutputError
 from ..store.open import save_any
 from ._common import load
-from ._output import error, output, preflight, print_stdout
+from ._output import error, error_from, output, preflight, print_stdout
 
 __all__ = ["register", "load_session_file"]
 
@@ -68,13 +68,6 @@ def _dump(value: Any, out_path: str | None, inputs: list[str]) -> None:
         stream.write(msgspec.json.format(encode(value), indent=2) + b"\n")
 
 
-def _store_failure(path: str, exc: AssemblerError) -> int:
-    """SQLite refused a record (``StoreError`` names the output) or the records do not continue each other."""
-    text = str(exc)
-    error(path, text[len(path) + 2:] if text.startswith(f"{path}: ") else text)
-    return 1
-
-
 def cmd_convert(args: argparse.Namespace) -> int:
     preflight(args.output, inputs=[args.input])
     result = load_session_file(args.input, strict=args.strict)
@@ -88,8 +81,9 @@ def cmd_convert(args: argparse.Namespace) -> int:
         save_any(args.output, result.header, result.records, inputs=[args.input])
     except OutputError:
         raise  # ends the command as ``OUT: error: ...`` (``_output.run``)
-    except AssemblerError as exc:
-        return _store_failure(args.output, exc)
+    except AssemblerError as exc:  # SQLite refused a record, or the records do not continue each other
+        error_from(args.output, exc)
+        return 1
     return 0
 
 
@@ -147,8 +141,9 @@ def cmd_repair(args: argparse.Namespace) -> int:
         save_any(args.output, result.header, [*result.records, *pack_chunk_runs(closers)], inputs=[args.file])
     except OutputError:
         raise
-    except AssemblerError as exc:
-        return _store_failure(args.output, exc)
+    except AssemblerError as exc:  # SQLite refused a record, or the records do not continue each other
+        error_from(args.output, exc)
+        return 1
     kinds = ", ".join(f"{c['type']}@{c['seq']}" for c in closers) or "nothing to repair"
     print(f"{args.file}: {len(closers)} closer(s): {kinds}", file=sys.stderr)
     return 0

@@ -17,21 +17,13 @@ from ..logfile import LoadResult, SessionLogParser
 from ..records import encode
 from . import zstd
 
-__all__ = ["read_session", "read_stream", "iter_session_lines", "write_session", "write_jsonl", "SessionWriter",
-           "open_binary"]
+__all__ = ["read_session", "read_stream", "iter_session_lines", "write_session", "write_jsonl", "SessionWriter"]
 
 _BUFFER = 256 << 10
 """Bytes per read from the file: bounded, so a file is never held whole (lines longer than this still work)."""
 
 ProgressFn = Callable[[int, int], None]
 """``progress(bytes_read, total_bytes)``; ``total_bytes`` is the on-disk size (compressed for ``.zst``)."""
-
-
-def open_binary(path: str | os.PathLike[str]) -> IO[bytes]:
-    """Open a session file for binary reading, decompressing ``.zst`` on the fly (a damaged stream raises
-    ``zstd.ZstdStreamError`` once everything before the damage has been read)."""
-    p = os.fspath(path)
-    return zstd.open_read(p) if zstd.is_zstd_path(p) else open(p, "rb", buffering=1 << 20)
 
 
 def iter_session_lines(stream: IO[bytes]) -> Iterator[tuple[bytes, int, bool]]:

@@ -8,9 +8,10 @@ target), so a failed or interrupted save never leaves a half-written output, and
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import IO, Any
 
 from ..logfile import LoadResult
 from . import zstd
@@ -18,7 +19,7 @@ from .atomic import atomic_output
 from .jsonl import read_session, write_jsonl
 from .sqlite import is_sqlite_path, read_sqlite, write_sqlite
 
-__all__ = ["load_any", "save_any", "session_format", "is_sqlite_path"]
+__all__ = ["load_any", "save_any", "output_stream", "session_format", "is_sqlite_path"]
 
 
 def session_format(path: str | os.PathLike[str]) -> str:
@@ -57,9 +58,23 @@ def save_any(path: str | os.PathLike[str], header: dict[str, Any], records: Iter
     if is_sqlite_path(p):
         write_sqlite(p, header, records, inputs=inputs)
         return
+    with output_stream(p, inputs=inputs) as stream:
+        write_jsonl(stream, header, records)
+
+
+@contextlib.contextmanager
+def output_stream(path: str | os.PathLike[str], *,
+                  inputs: Sequence[str | os.PathLike[str]] = ()) -> Iterator[IO[bytes]]:
+    """A stream whose bytes replace ``path`` atomically when the block ends normally (``store.atomic``),
+    zstd-compressed when ``path`` ends in ``.zst``.
+
+    Raises:
+        as ``store.atomic.atomic_output``.
+    """
+    p = os.fspath(path)
     with atomic_output(p, inputs=inputs) as raw:
         if zstd.is_zstd_path(p):
-            with zstd.compressing_writer(raw) as stream:
-                write_jsonl(stream, header, records)
+            with zstd.compressing_writer(raw) as compressed:
+                yield compressed
         else:
-            write_jsonl(raw, header, records)
+            yield raw

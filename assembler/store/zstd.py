@@ -25,9 +25,7 @@ __all__ = [
     "ZstdDecoder",
     "ZstdReader",
     "is_zstd_path",
-    "decompress",
     "compress",
-    "open_read",
     "open_write",
     "compressing_writer",
 ]
@@ -229,24 +227,10 @@ class ZstdReader(io.RawIOBase):
         super().close()
 
 
-def decompress(data: bytes) -> bytes:
-    """All the data of a whole zstd stream. Raises ``ZstdStreamError`` when it is damaged."""
-    decoder = ZstdDecoder()
-    out = decoder.feed(data)
-    decoder.finish()
-    return out
-
-
 def compress(data: bytes, level: int = 3) -> bytes:
     if _std is not None:
         return bytes(_std.compress(data, level=level))
     return _zstandard.ZstdCompressor(level=level, write_checksum=True).compress(data)
-
-
-def open_read(path: str, *, lines: bool = True) -> IO[bytes]:
-    """A buffered binary stream of the decompressed file (streaming; the file is never read whole). By default
-    the data is a line-oriented log, so text cut inside a line is reported as a damaged stream."""
-    return io.BufferedReader(ZstdReader(open(path, "rb"), lines=lines), buffer_size=1 << 20)
 
 
 def compressing_writer(raw: IO[bytes], level: int = 3) -> IO[bytes]:
