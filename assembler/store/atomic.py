@@ -188,10 +188,15 @@ class _Pending:
         self.path = os.fspath(path)
         self.inputs = inputs
         self.existing = check_output(self.path, inputs)
-        folder, name = os.path.split(os.path.abspath(self.path))
-        self.folder = folder
+        self.folder = os.path.dirname(os.path.abspath(self.path))
         self.tmp = ""
         self.fd = -1
+
+    def create(self) -> None:
+        """Create the temporary file. A signal held back meanwhile is raised at the end, once ``tmp`` names the
+        file, so the caller's ``abort`` removes it."""
+        name = os.path.basename(os.path.abspath(self.path))
+        folder = self.folder
         with _critical():
             for _ in range(100):
                 tmp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
@@ -205,9 +210,9 @@ class _Pending:
                 break
             else:  # pragma: no cover - 100 random names taken
                 raise OutputError(self.path, "cannot create a temporary file beside it")
-        if self.existing is not None:
-            with contextlib.suppress(OSError):
-                os.fchmod(self.fd, stat.S_IMODE(self.existing.st_mode))
+            if self.existing is not None:
+                with contextlib.suppress(OSError):
+                    os.fchmod(self.fd, stat.S_IMODE(self.existing.st_mode))
 
     def commit(self, siblings: Sequence[str] = ()) -> None:
         """Sync the temporary file and rename it over the target (re-checked just before)."""
@@ -299,14 +304,17 @@ def atomic_output(path: PathLike, *, inputs: Sequence[PathLike] = ()) -> Iterato
         OutputError: the temporary file cannot be created, written, synced or renamed (the target untouched).
     """
     pending = _Pending(path, inputs)
-    writer = _Writer(pending)
+    writer: _Writer | None = None
     try:
+        pending.create()
+        writer = _Writer(pending)
         yield writer  # type: ignore[misc]
         writer.flush()
         writer.discard()
         pending.commit()
     except BaseException:
-        writer.discard()
+        if writer is not None:
+            writer.discard()
         pending.abort()
         raise
 
@@ -323,6 +331,7 @@ def atomic_path(path: PathLike, *, inputs: Sequence[PathLike] = (),
     """
     pending = _Pending(path, inputs)
     try:
+        pending.create()
         yield pending.tmp
         pending.commit(siblings)
     except BaseException:

@@ -221,9 +221,11 @@ class SqliteSessionStore:
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("INSERT INTO session (id, header) VALUES (0, ?)", (encode(header).decode("utf-8"),))
             conn.execute("COMMIT")
-        except sqlite3.Error as exc:
+        except BaseException as exc:  # a signal too: the connection must not outlive its removed files
             conn.close()
-            raise _wrap(p, exc) from None
+            if isinstance(exc, sqlite3.Error):
+                raise _wrap(p, exc) from None
+            raise
         return cls(p, conn, header)
 
     @classmethod

@@ -5,6 +5,7 @@ status is 128 + the signal (130 for SIGINT) and stderr has one line saying so.""
 from __future__ import annotations
 
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -28,12 +29,11 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return packed, unpacked
 
 
-def wait_until_writing(proc: object, folder: Path) -> None:
-    """Return once the command's temporary output exists and has data in it (the write is under way)."""
-    assert hasattr(proc, "poll")
+def wait_until_writing(proc: subprocess.Popen[str], folder: Path) -> None:
+    """Return once the command's temporary output exists: it is created just before the first byte is written, so
+    the write is under way (a zstd writer may not have flushed anything to it yet)."""
     while proc.poll() is None:
-        temps = [p for p in folder.iterdir() if p.name.endswith(".tmp")]
-        if temps and temps[0].stat().st_size > 0:
+        if any(p.name.endswith(".tmp") for p in folder.iterdir()):
             return
         time.sleep(0.002)
     pytest.fail("the command finished before its output was being written; it needs a bigger log")

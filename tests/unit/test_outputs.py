@@ -225,6 +225,28 @@ def test_a_signal_mid_write_discards_the_temporary_and_keeps_the_old_output(tmp_
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # the CLI's handlers are gone again
 
 
+@pytest.mark.parametrize("writer", ["stream", "path"])
+def test_a_signal_while_the_temporary_is_created_is_held_until_it_can_be_removed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writer: str) -> None:
+    real_open = os.open
+
+    def open_then_interrupt(path: Any, flags: int, mode: int = 0o777, **kw: Any) -> int:
+        fd = real_open(path, flags, mode, **kw)
+        if str(path).endswith(".tmp"):
+            os.kill(os.getpid(), signal.SIGINT)  # arrives before the name is recorded
+        return fd
+
+    monkeypatch.setattr(os, "open", open_then_interrupt)
+    with pytest.raises(KeyboardInterrupt), signals_as_exceptions():
+        if writer == "stream":
+            with atomic_output(tmp_path / "out.bin") as stream:
+                stream.write(b"never")  # pragma: no cover - interrupted before
+        else:
+            with atomic_path(tmp_path / "out.db"):
+                pass  # pragma: no cover - interrupted before
+    assert list(tmp_path.iterdir()) == []
+
+
 # -- item 4: output errors are messages ----------------------------------------------------------------------------
 
 
