@@ -2,111 +2,154 @@
 
 The core is sans-I/O and runs unchanged on CPython 3.11+ and in Pyodide: it imports no ``js``, ``pyodide``,
 ``asyncio``, sockets, files or clocks. Edges (``store``, ``server``, ``cli``, ``browser``, ``render``) import it,
-never the reverse.
+never the reverse. Names are imported from their module on first use (PEP 562), so a command pays only for the
+modules it needs.
 """
 
-from .chunk_rows import (
-    MIN_RUN,
-    decode_storage_record,
-    expand_records,
-    pack_chunk_runs,
-    repack_records,
-    slice_storage_row,
-    storage_record_range,
-    storage_row_to_wire,
-    wire_row_to_storage,
-)
-from .conversation import (
-    Context,
-    ConversationAssembler,
-    ConversationError,
-    Definition,
-    DefinitionError,
-    FlushResult,
-    LocationData,
-    Match,
-    MatchOrderError,
-    Reader,
-    ViewNode,
-    ViewUpdate,
-)
-from .errors import (
-    AssemblerError,
-    ChunkRowError,
-    DiscontinuityError,
-    PackedStartError,
-    RecordDecodeError,
-    SessionFileError,
-)
-from .history import (
-    DEFAULT_MAX_MESSAGES,
-    MessageIndex,
-    PageRequestError,
-    check_page_request,
-    page_value,
-    paginate,
-    snapshot_value,
-)
-from .invariants import (
-    Violation,
-    check_events,
-)
-from .journal import (
-    Append,
-    Journal,
-    JournalError,
-    PageRequest,
-    Prepend,
-    ProtocolViolation,
-    Replace,
-    session_journal,
-)
-from .locations import (
-    Location,
-    LocationIndex,
-    StepLocation,
-    TimelineTurn,
-    TurnLocation,
-)
-from .logfile import (
-    LoadResult,
-    SessionLogParser,
-    parse_session_bytes,
-)
-from .records import (
-    ChunksRecord,
-    EventFrame,
-    EventRecord,
-    SessionEvent,
-    SessionPage,
-    SnapshotFrame,
-    decode_follow_frame,
-    decode_page,
-    record_range,
-)
-from .repair import (
-    interrupted_turn_closers,
-    repair_events,
-)
-from .session import (
-    AppendError,
-    SeedError,
-    Session,
-)
-from .surface import (
-    SURFACE_TYPES,
-    SurfaceError,
-    SurfaceManager,
-    derive_messages,
-    replace_op,
-)
-from .text import (
-    JS_WHITESPACE,
-    is_blank,
-    js_trim,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .chunk_rows import (
+        MIN_RUN,
+        expand_records,
+        expand_row,
+        pack_chunk_runs,
+        repack_records,
+        slice_storage_row,
+        storage_record_range,
+        storage_row,
+    )
+    from .conversation import (
+        Context,
+        ConversationAssembler,
+        ConversationError,
+        Definition,
+        DefinitionError,
+        FlushResult,
+        LocationData,
+        Match,
+        MatchOrderError,
+        Reader,
+        ViewNode,
+        ViewUpdate,
+    )
+    from .errors import (
+        AssemblerError,
+        ChunkRowError,
+        DiscontinuityError,
+        PackedStartError,
+        RecordDecodeError,
+        SessionFileError,
+    )
+    from .history import (
+        DEFAULT_MAX_MESSAGES,
+        MessageIndex,
+        PageRequestError,
+        check_page_request,
+        page_value,
+        paginate,
+        snapshot_value,
+    )
+    from .invariants import (
+        Violation,
+        check_events,
+    )
+    from .journal import (
+        Append,
+        Journal,
+        JournalError,
+        PageRequest,
+        Prepend,
+        ProtocolViolation,
+        Replace,
+        session_journal,
+    )
+    from .locations import (
+        Location,
+        LocationIndex,
+        StepLocation,
+        TimelineTurn,
+        TurnLocation,
+    )
+    from .logfile import (
+        LoadResult,
+        LogLoader,
+        LogParser,
+        parse_session_bytes,
+    )
+    from .records import (
+        ChunksRecord,
+        EventFrame,
+        EventRecord,
+        SessionEvent,
+        SessionPage,
+        SnapshotFrame,
+        StorageRow,
+        decode_follow_frame,
+        decode_page,
+        record_range,
+    )
+    from .repair import (
+        interrupted_turn_closers,
+        repair_events,
+    )
+    from .session import (
+        AppendError,
+        SeedError,
+        Session,
+    )
+    from .surface import (
+        SURFACE_TYPES,
+        SurfaceError,
+        SurfaceManager,
+        derive_messages,
+        replace_op,
+    )
+    from .text import (
+        JS_WHITESPACE,
+        is_blank,
+        js_trim,
+    )
 
 __version__ = "0.1.0"
+
+_MODULES: dict[str, tuple[str, ...]] = {
+    "chunk_rows": (
+        "expand_records", "expand_row", "MIN_RUN", "pack_chunk_runs", "repack_records", "slice_storage_row",
+        "storage_record_range", "storage_row",
+    ),
+    "conversation": (
+        "Context", "ConversationAssembler", "ConversationError", "Definition", "DefinitionError", "FlushResult",
+        "LocationData", "Match", "MatchOrderError", "Reader", "ViewNode", "ViewUpdate",
+    ),
+    "errors": (
+        "AssemblerError", "ChunkRowError", "DiscontinuityError", "PackedStartError", "RecordDecodeError",
+        "SessionFileError",
+    ),
+    "history": (
+        "check_page_request", "DEFAULT_MAX_MESSAGES", "MessageIndex", "page_value", "PageRequestError", "paginate",
+        "snapshot_value",
+    ),
+    "invariants": ("check_events", "Violation",),
+    "journal": (
+        "Append", "Journal", "JournalError", "PageRequest", "Prepend", "ProtocolViolation", "Replace",
+        "session_journal",
+    ),
+    "locations": ("Location", "LocationIndex", "StepLocation", "TimelineTurn", "TurnLocation",),
+    "logfile": ("LoadResult", "LogLoader", "LogParser", "parse_session_bytes",),
+    "records": (
+        "ChunksRecord", "decode_follow_frame", "decode_page", "EventFrame", "EventRecord", "record_range",
+        "SessionEvent", "SessionPage", "SnapshotFrame", "StorageRow",
+    ),
+    "repair": ("interrupted_turn_closers", "repair_events",),
+    "session": ("AppendError", "SeedError", "Session",),
+    "surface": ("derive_messages", "replace_op", "SURFACE_TYPES", "SurfaceError", "SurfaceManager",),
+    "text": ("is_blank", "js_trim", "JS_WHITESPACE",),
+}
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     "Append",
@@ -131,6 +174,8 @@ __all__ = [
     "Location",
     "LocationData",
     "LocationIndex",
+    "LogLoader",
+    "LogParser",
     "MIN_RUN",
     "Match",
     "MatchOrderError",
@@ -148,10 +193,10 @@ __all__ = [
     "Session",
     "SessionEvent",
     "SessionFileError",
-    "SessionLogParser",
     "SessionPage",
     "SnapshotFrame",
     "StepLocation",
+    "StorageRow",
     "SurfaceError",
     "SurfaceManager",
     "TimelineTurn",
@@ -163,9 +208,9 @@ __all__ = [
     "check_page_request",
     "decode_follow_frame",
     "decode_page",
-    "decode_storage_record",
     "derive_messages",
     "expand_records",
+    "expand_row",
     "interrupted_turn_closers",
     "is_blank",
     "js_trim",
@@ -181,6 +226,18 @@ __all__ = [
     "slice_storage_row",
     "snapshot_value",
     "storage_record_range",
-    "storage_row_to_wire",
-    "wire_row_to_storage",
+    "storage_row",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

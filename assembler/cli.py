@@ -1,40 +1,77 @@
 """Command line: ``transcript-assembler COMMAND ...`` (also ``python -m assembler``).
 
-Each command lives in its own module under ``assembler/commands/`` and exposes ``register(subparsers)``; this file
-only dispatches. Errors go to stderr as ``file:line: message`` with a non-zero exit.
+Every command is listed in ``COMMANDS`` with the module of ``assembler/commands/`` that implements it; that module's
+``register(subparsers)`` adds its parser(s) and sets ``func``. Only the module of the command being run is imported
+(``--help``, no command or an unknown one import them all, in table order), so a command pays start-up only for what
+it uses. Every command ends in ``commands._output.run``: errors on stderr as ``FILE:LINE: error: message`` with exit
+status 1, a signal as one line (SIGINT 130), never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import pkgutil
 import sys
 from collections.abc import Sequence
+from importlib import import_module
 
-from . import __version__, commands
-from .commands._output import run
+from . import __version__
 
-__all__ = ["main", "build_parser"]
+__all__ = ["COMMANDS", "main", "build_parser"]
+
+COMMANDS: dict[str, str] = {
+    "assemble": "assemble",
+    "export": "export",
+    "unpack": "files",
+    "pack": "files",
+    "stats": "files",
+    "page": "page",
+    "serve": "serve",
+    "convert": "session_cmds",
+    "messages": "session_cmds",
+    "check": "session_cmds",
+    "repair": "session_cmds",
+}
+"""Command name -> its module under ``assembler.commands``."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser: with ``command`` (a key of ``COMMANDS``) only its module's commands, with ``""`` none (for
+    ``--version``), else every command."""
     parser = argparse.ArgumentParser(
         prog="transcript-assembler",
         description="Read LLM agent session logs (packed chunk rows included) and turn them into transcripts.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{commands.__name__}.{info.name}")
-        module.register(sub)
+    if command == "":
+        modules = []
+    elif command in COMMANDS:
+        modules = [COMMANDS[command]]
+    else:
+        modules = list(dict.fromkeys(COMMANDS.values()))
+    for name in modules:
+        import_module(f"{__package__}.commands.{name}").register(sub)
     return parser
 
 
+def _command(argv: Sequence[str]) -> str | None:
+    """The command word: the first argument that is not an option (the top level has only flag options); ``""``
+    when ``--version`` comes first, None for ``--help`` or no command."""
+    for arg in argv:
+        if arg == "--version":
+            return ""
+        if arg in ("-h", "--help"):
+            return None
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command(args_list))
+    args = parser.parse_args(args_list)
+    from .commands._output import run
+
     return run(args.func, args)  # output errors and signals end a command there (one line, exit status)
 
 

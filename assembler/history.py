@@ -8,7 +8,9 @@ message; packing happens only after the cut, so it never moves it. Two paths giv
 * the *no-expansion* path (``MessageIndex``) keeps a message-boundary index over storage records (rows stay rows),
   slices a row only where a page boundary falls inside it, and re-packs with ``repack_records``.
 
-Pure and sans-I/O: storage records in (as ``read_session`` gives them), JSON-ready dict values out.
+Pure and sans-I/O: storage records in (as the log parser gives them: event dicts and row Structs). Out: JSON-ready
+values for the wire (``page``), or typed ``SessionPage`` Structs to fold (``session_page``), built from the records
+already decoded: a row is renamed, never re-decoded; an event dict is converted to a ``SessionEvent`` once.
 """
 
 from __future__ import annotations
@@ -17,16 +19,21 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .chunk_rows import (
-    is_storage_row,
-    pack_chunk_runs,
-    repack_records,
-    row_member_count,
-    slice_storage_row,
-    storage_row_to_wire,
+import msgspec
+
+from .chunk_rows import expand_records, expand_row, pack_chunk_runs, repack_records, slice_storage_row
+from .errors import AssemblerError, DiscontinuityError, RecordDecodeError
+from .records import (
+    MAX_SAFE_INTEGER,
+    ChunksRecord,
+    EventRecord,
+    HistoryRecord,
+    SessionEvent,
+    SessionPage,
+    StorageRecord,
+    encode,
+    is_safe_integer,
 )
-from .errors import AssemblerError, DiscontinuityError
-from .records import MAX_SAFE_INTEGER
 
 __all__ = [
     "DEFAULT_MAX_MESSAGES",
@@ -38,8 +45,11 @@ __all__ = [
     "is_append_message",
     "paginate",
     "history_records",
+    "wire_records",
+    "scalar_records",
     "page_value",
     "snapshot_value",
+    "storage_page_bytes",
 ]
 
 DEFAULT_MAX_MESSAGES = 50
@@ -99,8 +109,8 @@ def group_start(event: dict[str, Any]) -> int:
     sources = event.get("sourceEventSeqs")
     if type(sources) is list:
         for source in sources:
-            if type(source) is int and 0 <= source < start:
-                start = source
+            if is_safe_integer(source) and 0 <= source < start:
+                start = int(source)
     return start
 
 
@@ -136,14 +146,55 @@ def paginate(events: Sequence[dict[str, Any]], through_seq: int | None = None, b
     return cut, end, cut > 0
 
 
-def history_records(storage_records: Iterable[Any]) -> list[dict[str, Any]]:
-    """Wrap storage records as ``SessionHistoryRecord`` values: rows are renamed (never expanded)."""
+def history_records(storage_records: Iterable[StorageRecord]) -> list[dict[str, Any]]:
+    """Wrap storage records as JSON-ready ``SessionHistoryRecord`` values: rows are renamed (never expanded), events
+    pass as written (unknown fields included)."""
     out: list[dict[str, Any]] = []
     for value in storage_records:
-        if is_storage_row(value):
-            out.append({"type": "chunks", "event": storage_row_to_wire(value)})
-        else:
+        if isinstance(value, dict):
             out.append({"type": "event", "event": value})
+        else:
+            out.append({"type": "chunks", "event": value.to_wire()})
+    return out
+
+
+_to_event = msgspec.convert
+
+
+def _event(value: dict[str, Any]) -> SessionEvent:
+    try:
+        return _to_event(value, SessionEvent)
+    except msgspec.ValidationError as exc:
+        seq = value.get("seq")
+        where = int(seq) if is_safe_integer(seq) else None  # type: ignore[arg-type]
+        raise RecordDecodeError(f"invalid event: {exc}", seq=where) from None
+
+
+def wire_records(storage_records: Iterable[StorageRecord]) -> list[HistoryRecord]:
+    """Typed history records to fold: a row is renamed to its wire Struct (``data`` shared), an event converted to a
+    ``SessionEvent``. Nothing is decoded again.
+
+    Raises:
+        RecordDecodeError: an event whose envelope is not a valid ``SessionEvent`` (naming its seq).
+    """
+    out: list[HistoryRecord] = []
+    for value in storage_records:
+        if isinstance(value, dict):
+            out.append(EventRecord(_event(value)))
+        else:
+            out.append(ChunksRecord(value.to_wire()))
+    return out
+
+
+def scalar_records(storage_records: Iterable[StorageRecord]) -> list[HistoryRecord]:
+    """The scalar form of ``wire_records``: every row expanded, one event record per logical event (the explicit
+    codec call; benchmarks and parity tests compare it with the packed form)."""
+    out: list[HistoryRecord] = []
+    for value in storage_records:
+        if isinstance(value, dict):
+            out.append(EventRecord(_event(value)))
+        else:
+            out.extend(EventRecord(SessionEvent(e["type"], e["seq"], e["time"], e["data"])) for e in expand_row(value))
     return out
 
 
@@ -172,8 +223,8 @@ class MessageIndex:
 
     __slots__ = ("records", "_firsts", "_msg_seqs", "_msg_starts", "event_count")
 
-    def __init__(self, records: Iterable[dict[str, Any]] = ()) -> None:
-        self.records: list[dict[str, Any]] = []
+    def __init__(self, records: Iterable[StorageRecord] = ()) -> None:
+        self.records: list[StorageRecord] = []
         self._firsts: list[int] = []
         self._msg_seqs: list[int] = []
         self._msg_starts: list[int] = []
@@ -189,23 +240,23 @@ class MessageIndex:
     def message_count(self) -> int:
         return len(self._msg_seqs)
 
-    def extend(self, records: Iterable[dict[str, Any]]) -> None:
-        """Append storage records that continue the log (as ``SessionLogParser`` produced them).
+    def extend(self, records: Iterable[StorageRecord]) -> None:
+        """Append storage records that continue the log (as the log parser produced them).
 
         Raises:
             DiscontinuityError: a record does not start at the next logical seq.
         """
         firsts, count = self._firsts, self.event_count
         for record in records:
-            if is_storage_row(record):
-                first = record["seq0"]
-                n = row_member_count(record)
-            else:
+            if isinstance(record, dict):
                 first = record["seq"]
                 n = 1
                 if is_append_message(record):
                     self._msg_seqs.append(first)
                     self._msg_starts.append(group_start(record))
+            else:
+                first = record.seq
+                n = record.members
             if first != count:
                 self.event_count = count
                 raise DiscontinuityError(count, first, "message index")
@@ -231,7 +282,7 @@ class MessageIndex:
         cut = self._msg_starts[k] if k >= 0 else 0
         return cut, end, cut > 0
 
-    def storage_slice(self, cut: int, end: int) -> list[dict[str, Any]]:
+    def storage_slice(self, cut: int, end: int) -> list[StorageRecord]:
         """The storage records covering logical seqs ``[cut, end)``, rows at either edge sliced (not expanded)."""
         if cut >= end:
             return []
@@ -241,24 +292,42 @@ class MessageIndex:
         out = self.records[i0:i1 + 1]
         head, tail = out[0], out[-1]
         if i0 == i1:
-            if is_storage_row(head):
+            if not isinstance(head, dict):
                 out[0] = slice_storage_row(head, cut, end - 1)
             return out
-        if is_storage_row(head) and head["seq0"] != cut:
-            out[0] = slice_storage_row(head, cut, head["seq0"] + row_member_count(head) - 1)
-        if is_storage_row(tail):
-            out[-1] = slice_storage_row(tail, tail["seq0"], min(end - 1, tail["seq0"] + row_member_count(tail) - 1))
+        if not isinstance(head, dict) and head.seq != cut:
+            out[0] = slice_storage_row(head, cut, head.last_seq)
+        if not isinstance(tail, dict):
+            out[-1] = slice_storage_row(tail, tail.seq, min(end - 1, tail.last_seq))
         return out
 
     def page(self, through_seq: int | None = None, before_seq: int | None = None,
-             max_messages: int | None = DEFAULT_MAX_MESSAGES) -> dict[str, Any]:
-        """The ``SessionPage`` value; ``encode`` of it equals ``encode(page_value(expanded log, ...))``.
+             max_messages: int | None = DEFAULT_MAX_MESSAGES, *, scalar: bool = False) -> dict[str, Any]:
+        """The ``SessionPage`` value; ``encode`` of it equals ``encode(page_value(expanded log, ...))``. ``scalar``
+        gives the same slice with every row expanded, one ``event`` record per logical event.
 
         Raises:
             PageRequestError: ``max_messages`` is not a positive integer.
         """
         cut, end, has_more = self.select(through_seq, before_seq, max_messages)
-        return {"records": history_records(repack_records(self.storage_slice(cut, end))), "hasMore": has_more}
+        selected = self.storage_slice(cut, end)
+        if scalar:
+            return {"records": [{"type": "event", "event": e} for e in expand_records(selected)],
+                    "hasMore": has_more}
+        return {"records": history_records(repack_records(selected)), "hasMore": has_more}
+
+    def session_page(self, through_seq: int | None = None, before_seq: int | None = None,
+                     max_messages: int | None = DEFAULT_MAX_MESSAGES, *, scalar: bool = False) -> SessionPage:
+        """The same page as ``page``, typed to fold; ``scalar`` expands its rows into one event record per member.
+
+        Raises:
+            PageRequestError: ``max_messages`` is not a positive integer.
+            RecordDecodeError: an event in the page is not a valid ``SessionEvent``.
+        """
+        cut, end, has_more = self.select(through_seq, before_seq, max_messages)
+        selected = self.storage_slice(cut, end)
+        records = scalar_records(selected) if scalar else wire_records(repack_records(selected))
+        return SessionPage(records, has_more)
 
     def snapshot(self, header: dict[str, Any], max_messages: int = DEFAULT_MAX_MESSAGES) -> dict[str, Any]:
         """The follow snapshot frame value (PROTOCOL 3.3) at the current end of the index.
@@ -270,3 +339,13 @@ class MessageIndex:
         page = self.page(None, None, max_messages)
         return {"type": "snapshot", "header": header, "cursor": cursor, "records": page["records"],
                 "hasMore": page["hasMore"], "projections": {"asOfSeq": cursor, "values": {}}}
+
+
+def storage_page_bytes(storage_records: Iterable[StorageRecord], mode: str = "packed",
+                       max_messages: int | None = None) -> bytes:
+    """The JSON bytes of a ``SessionPage`` over a log's storage records, as a server sends them: ``packed`` from the
+    no-expansion pager, ``scalar`` the same slice with every row expanded. ``max_messages=None`` takes the whole log.
+    """
+    if mode not in ("packed", "scalar"):
+        raise ValueError(f"unknown mode {mode!r}")
+    return encode(MessageIndex(storage_records).page(None, None, max_messages, scalar=mode == "scalar"))

@@ -1,168 +1,341 @@
-"""Session log parsing, sans-I/O: lines of bytes in, a header and storage records out.
+"""Session log parsing, sans-I/O (h11's way): bytes in with ``feed``, one parsed item at a time out of
+``next_event``; the parser owns its buffer and the carry of a partial line.
 
-Rules: line 1 (the first non-blank line) is the session header; every later line is one storage record, rows kept
-packed. Missing ``seq``/``time`` (``seq0``/``time0``) are rebuilt as the projected-fixture rule says (PROTOCOL 2.3);
-present ones must continue the log. The first fault stops the parse: everything valid before it is kept and the
-fault is reported with its line number. A torn last line (no newline, not JSON) is a warning unless strict.
+Rules: line 1 (the first non-blank line) is the session header; every later line is one storage record. A line whose
+``type`` is a row tag is decoded once, straight into the row Structs of ``records`` (validated natively); any other
+line is generic JSON, kept as written. Missing ``seq``/``time`` (``seq0``/``time0``) are rebuilt as the
+projected-fixture rule says (PROTOCOL 2.3); present ones must continue the log. Numbers follow JS (PROTOCOL 2).
+The first fault stops the parse and names its own line: everything valid before it has been handed out already. A
+torn last line (no newline, not JSON) is skipped with a warning unless ``strict``. ``max_line_bytes`` (None: no
+cap) turns a longer line into a fault instead of an ever-growing buffer.
+
+``LogParser`` streams (one record at a time, nothing kept but the buffer); ``LogLoader`` drives it and keeps a
+``LoadResult`` (records, counts, warnings, the fault) for the readers that want the whole log.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
-from .chunk_rows import ROW_TAGS, row_member_count, validate_storage_row
+from .chunk_rows import storage_row
 from .errors import ChunkRowError, RecordDecodeError, SessionFileError
-from .records import MAX_SAFE_INTEGER
+from .records import ROW_TYPES, StorageRecord, decode_storage_row, is_safe_integer
 
-__all__ = ["LoadResult", "SessionLogParser", "parse_session_bytes", "split_lines"]
+__all__ = [
+    "NEED_DATA",
+    "END",
+    "Header",
+    "Record",
+    "Skipped",
+    "Fault",
+    "LogEvent",
+    "LogParser",
+    "LoadResult",
+    "LogLoader",
+    "parse_session_bytes",
+]
+
+
+class _Sentinel:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+NEED_DATA: Final = _Sentinel("NEED_DATA")
+"""``next_event``: no complete line is buffered; ``feed`` more (or ``feed_eof``)."""
+END: Final = _Sentinel("END")
+"""``next_event``: the input ended and everything was handed out, or a ``Fault`` stopped the parse."""
+
+
+class Header:
+    """The session header (line 1): a JSON object with ``type == "session"``."""
+
+    __slots__ = ("value", "line")
+
+    def __init__(self, value: dict[str, Any], line: int) -> None:
+        self.value = value
+        self.line = line
+
+
+class Record:
+    """One storage record: an event (generic JSON) or a row Struct; ``first`` its first seq, ``members`` how many
+    logical events it holds."""
+
+    __slots__ = ("value", "line", "first", "members")
+
+    def __init__(self, value: StorageRecord, line: int, first: int, members: int) -> None:
+        self.value = value
+        self.line = line
+        self.first = first
+        self.members = members
+
+
+class Skipped:
+    """A line left out with a warning (a torn last line when not ``strict``)."""
+
+    __slots__ = ("line", "message")
+
+    def __init__(self, line: int, message: str) -> None:
+        self.line = line
+        self.message = message
+
+
+class Fault:
+    """The fault that stopped the parse; ``error`` names its line. ``next_event`` gives ``END`` after it."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: RecordDecodeError) -> None:
+        self.error = error
+
+
+LogEvent = Header | Record | Skipped | Fault | _Sentinel
 
 _decode = msgspec.json.Decoder().decode
 _WHITESPACE = frozenset(b" \t\r\n\f\v")
+_ROW_MARK = b'-chunks"'  # every row tag ends so; a line without it cannot be a row unless its tag is escaped
 
 
-@dataclass
+def _invalid_json(exc: msgspec.DecodeError) -> str:
+    text = str(exc)
+    return "invalid UTF-8" if "UTF-8" in text else f"invalid JSON ({text})"
+
+
+class LogParser:
+    """The sans-I/O session log parser. ``feed`` bytes in any slices, ``feed_eof`` at the end of the input, and call
+    ``next_event`` until it returns ``NEED_DATA`` (feed more) or ``END``.
+
+    ``lines`` is the number of lines consumed so far. Nothing is kept between events but the unconsumed bytes.
+    """
+
+    def __init__(self, *, strict: bool = False, max_line_bytes: int | None = None) -> None:
+        self.strict = strict
+        self.max_line_bytes = max_line_bytes
+        self.lines = 0
+        self.next_seq = 0
+        self._buf: bytes | bytearray = b""
+        self._pos = 0
+        self._eof = False
+        self._done = False
+        self._header = False
+
+    @property
+    def buffered(self) -> int:
+        """Bytes fed but not parsed yet (the partial last line)."""
+        return len(self._buf) - self._pos
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        """Add the next bytes of the log. Raises ``RuntimeError`` after ``feed_eof``."""
+        if self._eof:
+            raise RuntimeError("feed after feed_eof")
+        if not data or self._done:
+            return
+        if self._pos >= len(self._buf):
+            self._buf = data if type(data) is bytes else bytes(data)  # nothing carried: no copy of a bytes slice
+        else:
+            self._buf = self._buf[self._pos:] + data
+        self._pos = 0
+
+    def feed_eof(self) -> None:
+        """The input is complete: a last line without a newline becomes parseable (the torn-line rule)."""
+        self._eof = True
+
+    def next_event(self) -> LogEvent:
+        """The next item: ``Header``, ``Record``, ``Skipped``, ``Fault`` (then ``END``), ``NEED_DATA`` or ``END``."""
+        while not self._done:
+            buf, pos = self._buf, self._pos
+            end = buf.find(b"\n", pos)
+            if end == -1:
+                if pos < len(buf) and self.max_line_bytes is not None and len(buf) - pos > self.max_line_bytes:
+                    return self._fault(SessionFileError(
+                        f"line is longer than {self.max_line_bytes} bytes", line=self.lines + 1))
+                if not self._eof:
+                    return NEED_DATA
+                if pos >= len(buf):
+                    self._done = True
+                    return END
+                terminated = False
+                stop = next_pos = len(buf)
+            else:
+                terminated = True
+                next_pos = end + 1
+                stop = end - 1 if end > pos and buf[end - 1] == 13 else end
+            if self.max_line_bytes is not None and stop - pos > self.max_line_bytes:
+                return self._fault(SessionFileError(
+                    f"line is longer than {self.max_line_bytes} bytes", line=self.lines + 1))
+            self._pos = next_pos
+            self.lines += 1
+            raw = memoryview(buf)[pos:stop]
+            if stop == pos or (raw[0] in _WHITESPACE and not bytes(raw).strip()):
+                continue
+            event = self._line(raw, terminated, self._header and buf.find(_ROW_MARK, pos, stop) != -1)
+            if event is not None:
+                return event
+        return END
+
+    def _fault(self, error: RecordDecodeError) -> Fault:
+        self._done = True
+        self._buf, self._pos = b"", 0
+        return Fault(error)
+
+    def _line(self, raw: memoryview, terminated: bool, maybe_row: bool) -> LogEvent | None:
+        lineno = self.lines
+        row: Any = None
+        if maybe_row:
+            try:
+                row = decode_storage_row(raw)
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                row = None  # not a row after all, or a malformed one: the generic path below says which
+        if row is not None:
+            return self._record(row, lineno, row.seq, row.members, "seq0")
+        try:
+            value = _decode(raw)
+        except msgspec.DecodeError as exc:
+            reason = _invalid_json(exc)
+            if not terminated and not self.strict:
+                # A crash mid-write leaves a partial last line: keep the rest and say where.
+                return Skipped(lineno, f"line {lineno}: torn last line ignored ({reason})")
+            suffix = " (torn last line)" if not terminated else ""
+            return self._fault(SessionFileError(f"{reason}{suffix}", line=lineno))
+        if type(value) is not dict:
+            return self._fault(SessionFileError(f"expected a JSON object, got {type(value).__name__}", line=lineno))
+        if not self._header:
+            if value.get("type") != "session":
+                return self._fault(SessionFileError(
+                    f"first line is not a session header (type {value.get('type')!r}, expected 'session')",
+                    line=lineno))
+            self._header = True
+            return Header(value, lineno)
+        rtype = value.get("type")
+        if type(rtype) is not str:
+            return self._fault(SessionFileError(f"record has no string 'type' (got {rtype!r})", line=lineno))
+        if rtype in ROW_TYPES:
+            return self._row_value(value, lineno)
+        if rtype.startswith("chunkrow/") or ("seq" not in value and ("seq0" in value or "time0" in value)):
+            # Row-like but not a storage row: as an event it would take one seq where its members hold many (and
+            # fail the next line), or reach the fold as a row that is not one.
+            return self._fault(SessionFileError(
+                f"unknown row type {rtype!r} (a storage row is text-chunks, reasoning-chunks or tool-call-chunks "
+                "with seq0/time0; chunkrow/* is the wire form)", line=lineno))
+        expected = self.next_seq
+        if "seq" not in value or "time" not in value:
+            value = {"type": rtype, "seq": value.get("seq", expected), "time": value.get("time", 0),
+                     **{k: v for k, v in value.items() if k not in ("type", "seq", "time")}}
+        seq, time = value["seq"], value["time"]
+        if not is_safe_integer(seq) or seq < 0:
+            return self._fault(SessionFileError(f"seq must be a safe integer >= 0, got {seq!r}", line=lineno))
+        if not is_safe_integer(time):
+            return self._fault(SessionFileError(f"time must be a safe integer, got {time!r}", line=lineno,
+                                                seq=int(seq)))
+        return self._record(value, lineno, seq, 1, "seq")
+
+    def _row_value(self, value: dict[str, Any], lineno: int) -> LogEvent:
+        """A row line the typed decoder did not take: projected (no ``seq0``/``time0``), escaped, or malformed."""
+        if "seq0" not in value or "time0" not in value:
+            value = {"type": value["type"], "seq0": value.get("seq0", self.next_seq), "time0": value.get("time0", 0),
+                     **{k: v for k, v in value.items() if k not in ("type", "seq0", "time0")}}
+        try:
+            row = storage_row(value)
+        except ChunkRowError as exc:
+            return self._fault(ChunkRowError(exc.message, line=lineno, seq=exc.seq))
+        return self._record(row, lineno, row.seq, row.members, "seq0")
+
+    def _record(self, value: StorageRecord, lineno: int, first: Any, members: int, name: str) -> LogEvent:
+        expected = self.next_seq
+        if first != expected:
+            what = "row seq0" if name == "seq0" else "seq"
+            return self._fault(SessionFileError(
+                f"{what} {first} does not continue the log (expected seq {expected})", line=lineno, seq=int(first)))
+        self.next_seq = expected + members
+        return Record(value, lineno, expected, members)
+
+
 class LoadResult:
     """What a parse produced. ``error`` is the fault that stopped it; ``records`` hold everything before it."""
 
-    header: dict[str, Any] | None = None
-    records: list[dict[str, Any]] = field(default_factory=list)
-    event_count: int = 0
-    row_count: int = 0
-    row_members: int = 0
-    lines: int = 0
-    warnings: list[str] = field(default_factory=list)
-    error: RecordDecodeError | None = None
+    __slots__ = ("header", "records", "event_count", "row_count", "row_members", "lines", "warnings", "error")
+
+    def __init__(self, header: dict[str, Any] | None = None, records: list[StorageRecord] | None = None) -> None:
+        self.header = header
+        self.records: list[StorageRecord] = [] if records is None else records
+        self.event_count = 0
+        self.row_count = 0
+        self.row_members = 0
+        self.lines = 0
+        self.warnings: list[str] = []
+        self.error: RecordDecodeError | None = None
+
+    def __repr__(self) -> str:
+        return (f"LoadResult(records={len(self.records)}, events={self.event_count}, lines={self.lines}, "
+                f"error={self.error!r})")
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
 
-def _safe_int(value: object) -> bool:
-    return type(value) is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+class LogLoader:
+    """A ``LogParser`` whose records are kept: ``feed`` slices, ``finish`` at the end; ``result`` at any time.
 
-
-class SessionLogParser:
-    """Feed the lines of one session log in order; read ``result`` at any time.
-
-    ``feed_line`` returns False once a fault has stopped the parse (later lines are ignored).
+    Once ``result.error`` is set (by the parser, or by the caller for a fault of its own such as a damaged
+    compressed stream) nothing more is parsed.
     """
 
-    def __init__(self, *, strict: bool = False, source: str = "") -> None:
-        self.strict = strict
-        self.source = source
+    def __init__(self, *, strict: bool = False, max_line_bytes: int | None = None) -> None:
+        self.parser = LogParser(strict=strict, max_line_bytes=max_line_bytes)
         self.result = LoadResult()
-        self._next_seq = 0
-        self._pending_torn: tuple[int, str] | None = None
 
-    def _fail(self, exc: RecordDecodeError) -> bool:
-        self.result.error = exc
-        return False
-
-    def feed_line(self, raw: bytes | memoryview, lineno: int, *, terminated: bool = True) -> bool:
-        """Parse one line (without its newline). ``terminated`` is False for a final line with no newline."""
-        result = self.result
-        if result.error is not None:
-            return False
-        result.lines = lineno
-        if len(raw) == 0 or (raw[0] in _WHITESPACE and not bytes(raw).strip()):
-            return True
-        try:
-            value = _decode(raw)
-        except msgspec.DecodeError as exc:
-            text = str(exc)
-            reason = "invalid UTF-8" if "UTF-8" in text else f"invalid JSON ({text})"
-            if not terminated and not self.strict:
-                # A crash mid-write leaves a partial last line: keep the rest and say where.
-                result.warnings.append(f"line {lineno}: torn last line ignored ({reason})")
-                return True
-            suffix = " (torn last line)" if not terminated else ""
-            return self._fail(SessionFileError(f"{reason}{suffix}", line=lineno))
-        if type(value) is not dict:
-            return self._fail(SessionFileError(f"expected a JSON object, got {type(value).__name__}", line=lineno))
-        if result.header is None:
-            if value.get("type") != "session":
-                return self._fail(SessionFileError(
-                    f"first line is not a session header (type {value.get('type')!r}, expected 'session')",
-                    line=lineno))
-            result.header = value
-            return True
-        return self._record(value, lineno)
-
-    def _record(self, value: dict[str, Any], lineno: int) -> bool:
-        result = self.result
-        rtype = value.get("type")
-        if type(rtype) is not str:
-            return self._fail(SessionFileError(f"record has no string 'type' (got {rtype!r})", line=lineno))
-        expected = self._next_seq
-        if rtype in ROW_TAGS:
-            if "seq0" not in value or "time0" not in value:
-                value = {"type": rtype, "seq0": value.get("seq0", expected), "time0": value.get("time0", 0),
-                         **{k: v for k, v in value.items() if k not in ("type", "seq0", "time0")}}
-            try:
-                validate_storage_row(value)
-            except ChunkRowError as exc:
-                return self._fail(ChunkRowError(exc.message, line=lineno, seq=exc.seq))
-            if value["seq0"] != expected:
-                return self._fail(SessionFileError(
-                    f"row seq0 {value['seq0']} does not continue the log (expected seq {expected})",
-                    line=lineno, seq=value["seq0"]))
-            n = row_member_count(value)
-            result.row_count += 1
-            result.row_members += n
-        else:
-            if "seq" not in value or "time" not in value:
-                value = {"type": rtype, "seq": value.get("seq", expected), "time": value.get("time", 0),
-                         **{k: v for k, v in value.items() if k not in ("type", "seq", "time")}}
-            seq, time = value["seq"], value["time"]
-            if not _safe_int(seq) or seq < 0:
-                return self._fail(SessionFileError(f"seq must be a safe integer >= 0, got {seq!r}", line=lineno))
-            if not _safe_int(time):
-                return self._fail(SessionFileError(f"time must be a safe integer, got {time!r}", line=lineno,
-                                                   seq=seq))
-            if seq != expected:
-                return self._fail(SessionFileError(
-                    f"seq {seq} does not continue the log (expected seq {expected})", line=lineno, seq=seq))
-            n = 1
-        result.records.append(value)
-        result.event_count += n
-        self._next_seq = expected + n
-        return True
+    def feed(self, data: bytes | bytearray | memoryview) -> int:
+        """Parse the next bytes; returns how many records they completed (the new tail of ``result.records``)."""
+        if self.result.error is not None:
+            return 0
+        self.parser.feed(data)
+        return self._drain()
 
     def finish(self) -> LoadResult:
-        """Close the parse: an input with no header at all is an error."""
+        """Close the parse (a last line without a newline is parsed now). An input with no header is an error."""
         result = self.result
+        if result.error is None:
+            self.parser.feed_eof()
+            self._drain()
         if result.error is None and result.header is None:
             result.error = SessionFileError("empty file: expected a session header", line=max(result.lines, 1))
         return result
 
+    def _drain(self) -> int:
+        parser, result = self.parser, self.result
+        records = result.records
+        before = len(records)
+        while True:
+            event = parser.next_event()
+            if type(event) is Record:
+                records.append(event.value)
+                members = event.members
+                result.event_count += members
+                if type(event.value) is not dict:
+                    result.row_count += 1
+                    result.row_members += members
+            elif type(event) is Header:
+                result.header = event.value
+            elif type(event) is Skipped:
+                result.warnings.append(event.message)
+            elif type(event) is Fault:
+                result.error = event.error
+            else:
+                break
+        result.lines = parser.lines
+        return len(records) - before
 
-def split_lines(data: bytes | memoryview) -> Iterable[tuple[memoryview, int, bool]]:
-    """Yield ``(line, lineno, terminated)`` for each line of ``data`` without copying it."""
-    raw = data if isinstance(data, bytes) else bytes(data)
-    start = 0
-    lineno = 0
-    n = len(raw)
-    view = memoryview(raw)
-    while start < n:
-        end = raw.find(b"\n", start)
-        lineno += 1
-        if end == -1:
-            yield view[start:n], lineno, False
-            return
-        stop = end - 1 if end > start and raw[end - 1] == 13 else end
-        yield view[start:stop], lineno, True
-        start = end + 1
 
-
-def parse_session_bytes(data: bytes | memoryview, *, strict: bool = False) -> LoadResult:
-    """Parse a whole session log held in memory (the browser's local-file path)."""
-    parser = SessionLogParser(strict=strict)
-    for line, lineno, terminated in split_lines(data):
-        if not parser.feed_line(line, lineno, terminated=terminated):
-            break
-    return parser.finish()
+def parse_session_bytes(data: bytes | bytearray | memoryview, *, strict: bool = False) -> LoadResult:
+    """Parse a whole session log held in memory."""
+    loader = LogLoader(strict=strict)
+    loader.feed(data)
+    return loader.finish()

@@ -1,14 +1,17 @@
-"""Wire shapes: session events, packed chunk-row events, history records, pages and follow frames.
+"""Record shapes: session events, the one chunk-row schema (storage and wire forms), history records, pages and
+follow frames.
 
-Rules: wire Structs are frozen and tagged; decoders are built once at import. Event ``data`` stays generic JSON so
-unknown event types and fields pass through intact; chunk-row data is strict (exact keys, non-empty payload,
-``len(dt) == members - 1``, every member seq and running time a safe integer). PROTOCOL 1.1, 3.1, 3.3.
+Rules: Structs are frozen and tagged; decoders are built once at import. Event ``data`` stays generic JSON so
+unknown event types and fields pass through intact; chunk rows are strict (exact keys, non-empty payload,
+``len(dt) == members - 1``, every member seq and running time a safe integer) and are validated natively by msgspec,
+with the same Structs and constraints for the storage row and the wire row. Numbers follow JS (PROTOCOL 2): an
+integral float is a safe integer and keeps its form, ``bool`` is never a number. PROTOCOL 1.1, 2.1, 2.3, 3.1, 3.3.
 """
 
 from __future__ import annotations
 
 from itertools import accumulate
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
@@ -19,13 +22,20 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "SafeInt",
     "SeqInt",
+    "Number",
+    "is_safe_integer",
     "SessionEvent",
+    "TextRowData",
+    "ToolCallRowData",
     "TextChunksEvent",
     "ReasoningChunksEvent",
     "ToolCallChunksEvent",
     "ChunkRowEvent",
-    "TextRowData",
-    "ToolCallRowData",
+    "TextChunksRow",
+    "ReasoningChunksRow",
+    "ToolCallChunksRow",
+    "StorageRow",
+    "StorageRecord",
     "EventRecord",
     "ChunksRecord",
     "HistoryRecord",
@@ -35,9 +45,12 @@ __all__ = [
     "EventFrame",
     "FollowFrame",
     "CHUNK_ROW_TYPES",
+    "ROW_TYPES",
     "decode_page",
     "decode_follow_frame",
     "decode_records",
+    "decode_storage_row",
+    "convert_storage_row",
     "encode",
     "record_range",
     "member_count",
@@ -46,11 +59,28 @@ __all__ = [
 
 MAX_SAFE_INTEGER = 2**53 - 1
 
-SafeInt = Annotated[int, Meta(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)]
-SeqInt = Annotated[int, Meta(ge=0, le=MAX_SAFE_INTEGER)]
+# PROTOCOL 2: JS has one number type, so a JSON ``4.0`` is the same value as ``4``. A "safe integer" is any integral
+# number with |x| <= 2**53 - 1, written as an int or as an integral float; ``4.5``, strings and booleans are not.
+# A float keeps its form (re-encoding gives the same bytes); it compares, hashes and adds as the int it equals, so
+# the checker sees ``int``: only indexing needs ``int(x)`` first.
+if TYPE_CHECKING:
+    SafeInt = int
+    SeqInt = int
+else:
+    SafeInt = (Annotated[int, Meta(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)]
+               | Annotated[float, Meta(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER, multiple_of=1)])
+    SeqInt = (Annotated[int, Meta(ge=0, le=MAX_SAFE_INTEGER)]
+              | Annotated[float, Meta(ge=0, le=MAX_SAFE_INTEGER, multiple_of=1)])
 # "numeric" in PROTOCOL 2.2 means any JS number: integral or not, never bool.
 Number = int | float
 NonEmptyStrings = Annotated[list[str], Meta(min_length=1)]
+
+
+def is_safe_integer(value: object) -> bool:
+    """PROTOCOL 2's safe integer for a value already decoded as generic JSON (what ``SafeInt`` checks natively)."""
+    if type(value) is int:
+        return -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+    return type(value) is float and value.is_integer() and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
 
 
 class SessionEvent(Struct, frozen=True, omit_defaults=True):
@@ -65,6 +95,12 @@ class SessionEvent(Struct, frozen=True, omit_defaults=True):
     surfaceOp: Any | UnsetType = UNSET
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# The row schema (PROTOCOL 2.1, 3.1): one payload Struct per kind, shared by the storage row (bare tag,
+# ``seq0``/``time0``) and the wire row (``chunkrow/`` tag, ``seq``/``time``). Both envelopes declare the same fields
+# with the same constraints; only the tag and the field names differ (msgspec ``rename``).
+
+
 class TextRowData(Struct, frozen=True, forbid_unknown_fields=True):
     """Data of a text or reasoning row: one fragment per original delta (never joined)."""
 
@@ -74,72 +110,162 @@ class TextRowData(Struct, frozen=True, forbid_unknown_fields=True):
     dt: list[SafeInt]
     texts: NonEmptyStrings
 
+    @property
+    def fragments(self) -> list[str]:
+        return self.texts
 
-class ToolCallRowData(Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
-    """Data of a tool-call row; ``name`` is the only optional key."""
+
+class ToolCallRowData(Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True, kw_only=True):
+    """Data of a tool-call row; ``name`` is the only optional key. Fields are in the reference's key order."""
 
     turn: Number
     step: Number
     index: Number
     dt: list[SafeInt]
     id: str
-    args: NonEmptyStrings
     name: str | UnsetType = UNSET
+    args: NonEmptyStrings
+
+    @property
+    def fragments(self) -> list[str]:
+        return self.args
 
 
-def _check_row(seq: int, time: int, dt: list[int], members: int) -> None:
+def _check_row(seq: int, time: int, dt: list[Any], members: int) -> None:
+    """The cross-field rules of PROTOCOL 2.3 that a field type cannot state. Linear only in C (``min``/``max``):
+    every running time lies between ``time + k*min(dt)`` and ``time + k*max(dt)``, so the exact running sums are
+    computed only when that bound leaves the safe range."""
     if len(dt) != members - 1:
         raise ValueError(f"dt has {len(dt)} gaps for {members} members (expected {members - 1})")
     if seq + members - 1 > MAX_SAFE_INTEGER:
         raise ValueError("last member seq is not a safe integer")
     if dt:
-        running = list(accumulate(dt, initial=time))
-        if max(running) > MAX_SAFE_INTEGER or min(running) < -MAX_SAFE_INTEGER:
-            raise ValueError("a member time is not a safe integer")
+        k = members - 1
+        if time + k * max(max(dt), 0) > MAX_SAFE_INTEGER or time + k * min(min(dt), 0) < -MAX_SAFE_INTEGER:
+            running = list(accumulate(dt, initial=time))
+            if max(running) > MAX_SAFE_INTEGER or min(running) < -MAX_SAFE_INTEGER:
+                raise ValueError("a member time is not a safe integer")
 
 
-class _RowBase(Struct, frozen=True, forbid_unknown_fields=True, tag_field="type"):
+_RowClass = type["_ChunkRow"]
+
+
+class _ChunkRow(Struct, frozen=True, forbid_unknown_fields=True, tag_field="type"):
+    """A packed run of deltas: ``seq``/``time`` are its first member's, ``data`` its payload (subclasses type it).
+
+    ``type`` is the tag (a class attribute, readable as on a scalar event); ``wire``/``storage`` name the class of
+    the same row in the other form, so a rename shares ``data`` and copies two numbers.
+    """
+
+    type: ClassVar[str]
+    kind: ClassVar[str]  # the delta chunk type of every member
+    wire: ClassVar[_RowClass]
+    storage: ClassVar[_RowClass]
+
     seq: SeqInt
     time: SafeInt
 
-
-class TextChunksEvent(_RowBase, frozen=True, tag="chunkrow/text-chunks"):
-    """A packed run of ``text-delta`` chunks; ``seq``/``time`` are the first member's."""
-
-    type: ClassVar[str] = "chunkrow/text-chunks"  # the tag, readable as on a scalar event
-
-    data: TextRowData
+    if TYPE_CHECKING:
+        data: TextRowData | ToolCallRowData
 
     def __post_init__(self) -> None:
-        _check_row(self.seq, self.time, self.data.dt, len(self.data.texts))
+        data = self.data
+        _check_row(self.seq, self.time, data.dt, len(data.fragments))
+
+    @property
+    def members(self) -> int:
+        """How many logical events the row covers."""
+        return len(self.data.fragments)
+
+    @property
+    def last_seq(self) -> int:
+        return self.seq + len(self.data.fragments) - 1
+
+    @property
+    def last_time(self) -> int:
+        """The time of the last member: ``time + sum(dt)``."""
+        return self.time + sum(self.data.dt)
+
+    def to_wire(self) -> ChunkRowEvent:
+        """The same row as a wire ``chunkrow/*`` event (``data`` shared)."""
+        row: ChunkRowEvent = self.wire(self.seq, self.time, self.data)  # type: ignore[assignment]
+        return row
+
+    def to_storage(self) -> StorageRow:
+        """The same row as a storage ``*-chunks`` record (``data`` shared)."""
+        row: StorageRow = self.storage(self.seq, self.time, self.data)  # type: ignore[assignment]
+        return row
 
 
-class ReasoningChunksEvent(_RowBase, frozen=True, tag="chunkrow/reasoning-chunks"):
-    """A packed run of ``reasoning-delta`` chunks."""
+_STORAGE_NAMES = {"seq": "seq0", "time": "time0"}
 
-    type: ClassVar[str] = "chunkrow/reasoning-chunks"  # the tag, readable as on a scalar event
 
+class TextChunksEvent(_ChunkRow, frozen=True, tag="chunkrow/text-chunks"):
+    """Wire: a packed run of ``text-delta`` chunks."""
+
+    type: ClassVar[str] = "chunkrow/text-chunks"
+    kind: ClassVar[str] = "text-delta"
     data: TextRowData
 
-    def __post_init__(self) -> None:
-        _check_row(self.seq, self.time, self.data.dt, len(self.data.texts))
+
+class ReasoningChunksEvent(_ChunkRow, frozen=True, tag="chunkrow/reasoning-chunks"):
+    """Wire: a packed run of ``reasoning-delta`` chunks."""
+
+    type: ClassVar[str] = "chunkrow/reasoning-chunks"
+    kind: ClassVar[str] = "reasoning-delta"
+    data: TextRowData
 
 
-class ToolCallChunksEvent(_RowBase, frozen=True, tag="chunkrow/tool-call-chunks"):
-    """A packed run of ``tool-call-delta`` chunks of one call id."""
+class ToolCallChunksEvent(_ChunkRow, frozen=True, tag="chunkrow/tool-call-chunks"):
+    """Wire: a packed run of ``tool-call-delta`` chunks of one call id."""
 
-    type: ClassVar[str] = "chunkrow/tool-call-chunks"  # the tag, readable as on a scalar event
-
+    type: ClassVar[str] = "chunkrow/tool-call-chunks"
+    kind: ClassVar[str] = "tool-call-delta"
     data: ToolCallRowData
 
-    def __post_init__(self) -> None:
-        _check_row(self.seq, self.time, self.data.dt, len(self.data.args))
 
+class TextChunksRow(_ChunkRow, frozen=True, tag="text-chunks", rename=_STORAGE_NAMES):
+    """Storage: a text row, ``{"type":"text-chunks","seq0","time0","data"}`` (PROTOCOL 2.1)."""
+
+    type: ClassVar[str] = "text-chunks"
+    kind: ClassVar[str] = "text-delta"
+    seq: SeqInt
+    time: SafeInt
+    data: TextRowData
+
+
+class ReasoningChunksRow(_ChunkRow, frozen=True, tag="reasoning-chunks", rename=_STORAGE_NAMES):
+    """Storage: a reasoning row."""
+
+    type: ClassVar[str] = "reasoning-chunks"
+    kind: ClassVar[str] = "reasoning-delta"
+    seq: SeqInt
+    time: SafeInt
+    data: TextRowData
+
+
+class ToolCallChunksRow(_ChunkRow, frozen=True, tag="tool-call-chunks", rename=_STORAGE_NAMES):
+    """Storage: a tool-call row."""
+
+    type: ClassVar[str] = "tool-call-chunks"
+    kind: ClassVar[str] = "tool-call-delta"
+    seq: SeqInt
+    time: SafeInt
+    data: ToolCallRowData
+
+
+for _wire, _storage in ((TextChunksEvent, TextChunksRow), (ReasoningChunksEvent, ReasoningChunksRow),
+                        (ToolCallChunksEvent, ToolCallChunksRow)):
+    _wire.wire = _storage.wire = _wire
+    _wire.storage = _storage.storage = _storage
+del _wire, _storage
 
 ChunkRowEvent = TextChunksEvent | ReasoningChunksEvent | ToolCallChunksEvent
-CHUNK_ROW_TYPES = frozenset(
-    {"chunkrow/text-chunks", "chunkrow/reasoning-chunks", "chunkrow/tool-call-chunks"}
-)
+StorageRow = TextChunksRow | ReasoningChunksRow | ToolCallChunksRow
+StorageRecord = dict[str, Any] | StorageRow
+"""A storage record as the log parser gives it: an event (generic JSON, kept as written) or a row Struct."""
+CHUNK_ROW_TYPES = frozenset(cls.type for cls in (TextChunksEvent, ReasoningChunksEvent, ToolCallChunksEvent))
+ROW_TYPES = frozenset(cls.type for cls in (TextChunksRow, ReasoningChunksRow, ToolCallChunksRow))
 
 
 class EventRecord(Struct, frozen=True, tag_field="type", tag="event"):
@@ -190,6 +316,7 @@ FollowFrame = SnapshotFrame | EventFrame
 _page_decoder = msgspec.json.Decoder(SessionPage)
 _frame_decoder = msgspec.json.Decoder(FollowFrame)
 _records_decoder = msgspec.json.Decoder(list[HistoryRecord])
+_storage_row_decoder = msgspec.json.Decoder(StorageRow)
 _encoder = msgspec.json.Encoder()
 
 
@@ -225,6 +352,26 @@ def decode_records(buf: bytes | bytearray | memoryview) -> list[HistoryRecord]:
         raise _wrap(exc, "history records") from None
 
 
+def decode_storage_row(buf: bytes | bytearray | memoryview) -> StorageRow:
+    """Decode one storage row line (PROTOCOL 2.3), validated natively.
+
+    Raises:
+        msgspec.ValidationError, msgspec.DecodeError: not a valid row (the log parser adds the line).
+    """
+    return _storage_row_decoder.decode(buf)
+
+
+def convert_storage_row(value: dict[str, Any]) -> StorageRow:
+    """A storage row from its generic JSON value (for sources that do not hold the line: SQLite columns, a projected
+    row whose ``seq0``/``time0`` were rebuilt). Same Structs, same verdicts as ``decode_storage_row``.
+
+    Raises:
+        msgspec.ValidationError: not a valid row.
+    """
+    row: StorageRow = msgspec.convert(value, StorageRow, strict=True)
+    return row
+
+
 def encode(value: Any) -> bytes:
     """Compact JSON, dict key order kept, non-ASCII as UTF-8 (the reference's ``JSON.stringify`` form)."""
     return _encoder.encode(value)
@@ -239,8 +386,7 @@ def member_count(event: SessionEvent | ChunkRowEvent) -> int:
     """Logical events covered: 1 for a scalar event, the fragment count for a row."""
     if type(event) is SessionEvent:
         return 1
-    data = event.data
-    return len(data.args) if type(data) is ToolCallRowData else len(data.texts)  # type: ignore[union-attr]
+    return len(event.data.fragments)
 
 
 def record_range(record: HistoryRecord) -> tuple[int, int]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from .chunk_rows import is_storage_row, row_last_time, storage_record_range
+from .chunk_rows import is_storage_row, storage_record_range
 
 __all__ = [
     "TOOL_OUTCOME_UNKNOWN",
@@ -85,7 +85,7 @@ def interrupted_turn_closers(records: Iterable[Any]) -> list[dict[str, Any]]:
     for record in records:
         if is_storage_row(record):
             last_seq = storage_record_range(record)[1]
-            last_time = row_last_time(record)
+            last_time = record.last_time
             continue
         last_seq, last_time = record.get("seq", last_seq + 1), record.get("time", 0)
         etype = record.get("type")

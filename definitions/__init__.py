@@ -16,7 +16,7 @@ from .input_message import InboxNextStep, InputMessage
 from .notices import Compaction, RetryNotice, TurnNotice
 from .tool import Tool
 from .trajectory_assistant import TrajectoryAssistant, TrajectoryTurnEnd
-from .transcript import Mode, Transcript, assemble_entries, assemble_page, canonical_json, digest, storage_page_bytes
+from .transcript import Mode, Transcript, assemble_entries, assemble_page, canonical_json, digest
 from .turn_tail import TurnTail
 
 __all__ = [
@@ -40,7 +40,6 @@ __all__ = [
     "assemble_entries",
     "canonical_json",
     "digest",
-    "storage_page_bytes",
 ]
 
 

@@ -3,7 +3,6 @@
 Rules: ``assemble_page`` folds a decoded ``SessionPage`` through the default Definitions with ``replace_window`` +
 ``flush``; nodes are ordered by ``anchorSeq`` (stable over Context creation order). ``canonical_json`` is the
 msgspec encoding of the ``Transcript`` Struct (fixed field order, compact), and ``digest`` its sha256 hex.
-``storage_page_bytes`` builds a page's JSON from storage records in ``packed`` or ``scalar`` mode.
 """
 
 from __future__ import annotations
@@ -15,14 +14,11 @@ from typing import Any, Literal
 import msgspec
 from msgspec import Struct
 
-from assembler.chunk_rows import expand_records
 from assembler.conversation import ConversationAssembler, Definition, ViewNode
-from assembler.history import MessageIndex
 from assembler.locations import TimelineTurn
-from assembler.records import SessionPage, encode
+from assembler.records import SessionPage
 
-__all__ = ["Transcript", "assemble_page", "assemble_entries", "canonical_json", "digest", "storage_page_bytes",
-           "Mode"]
+__all__ = ["Transcript", "assemble_page", "assemble_entries", "canonical_json", "digest", "Mode"]
 
 Mode = Literal["packed", "scalar"]
 _encoder = msgspec.json.Encoder()
@@ -75,20 +71,3 @@ def digest(transcript: Transcript | bytes) -> str:
     """sha256 hex of exactly ``canonical_json(transcript)``."""
     data = transcript if isinstance(transcript, bytes) else canonical_json(transcript)
     return hashlib.sha256(data).hexdigest()
-
-
-def storage_page_bytes(storage_records: Sequence[Any], mode: Mode = "packed",
-                       max_messages: int | None = None) -> bytes:
-    """The JSON bytes of a ``SessionPage`` over a log's storage records.
-
-    ``packed``: the page from the no-expansion pager (``history.MessageIndex``). ``scalar``: the same slice with every
-    row expanded, one ``event`` record per logical event. ``max_messages=None`` takes the whole log.
-    """
-    index = MessageIndex(storage_records)
-    if mode == "packed":
-        return encode(index.page(None, None, max_messages))
-    if mode != "scalar":
-        raise ValueError(f"unknown mode {mode!r}")
-    cut, end, has_more = index.select(None, None, max_messages)
-    records = [{"type": "event", "event": e} for e in expand_records(index.storage_slice(cut, end))]
-    return encode({"records": records, "hasMore": has_more})

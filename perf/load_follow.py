@@ -29,7 +29,7 @@ import httpx
 import msgspec
 import uvicorn
 
-from assembler.chunk_rows import decode_storage_record, pack_chunk_runs, wire_row_to_storage
+from assembler.chunk_rows import expand_row, pack_chunk_runs
 from assembler.journal import Journal, PageRequest, session_journal
 from assembler.records import (
     EventFrame,
@@ -156,11 +156,10 @@ def window_events(records: list[HistoryRecord]) -> list[Any]:
     """The logical events of a journal window, as plain values (rows expanded: verification only)."""
     out: list[Any] = []
     for record in records:
-        value = msgspec.to_builtins(record.event)
         if type(record) is EventRecord:
-            out.append(value)
+            out.append(msgspec.to_builtins(record.event))
         else:
-            out.extend(decode_storage_record(wire_row_to_storage(value)))
+            out.extend(expand_row(record.event.to_storage()))
     return out
 
 

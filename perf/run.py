@@ -69,6 +69,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     # Bounded: 50 followers of a log growing by 10,000 events (about 10 s); the quick run is a handful.
     Benchmark("load_follow", "perf.load_follow", ("--followers", "50", "--events", "10000"),
               ("--followers", "3", "--events", "300"), timeout_s=600.0, checks=("ok",)),
+    # Whole processes: ``assemble --all`` of the packed page, packed vs scalar (about a minute).
+    Benchmark("process", "perf.bench_process", (),
+              ("--runs", "4", "--deltas", "4000", "--repeat", "2", "--scalar-repeat", "2"), checks=("same_digest",)),
     # Chromium + Pyodide over the built site (needs ``make build``); its own ``checks`` are collected.
     Benchmark("browser", "perf.bench_browser", (), ("--quick",), optional=True),
 )
@@ -263,6 +266,17 @@ def goals(benchmarks: dict[str, Any]) -> list[dict[str, Any]]:
     out.append(_goal("pager", "pager", "no-expansion pager vs expand-then-paginate (median ms ratio)",
                      _num(page.get("ratio")), ">=", 5, detail=detail,
                      at_goal_size=pager.get("logical_events") == LOGICAL_EVENTS))
+
+    proc = r.get("process", {})
+    detail = ""
+    if proc:
+        split = proc["packed_split_ms"]
+        detail = (f"scalar {proc['scalar_s']:.2f} s / packed {proc['packed_s']:.3f} s (start-up "
+                  f"{proc['startup_s']:.3f} s; packed read {split['read_ms']:.0f} + page {split['page_ms']:.0f} + "
+                  f"fold {split['fold_ms']:.0f} ms)")
+    out.append(_goal("process", "process", "whole-process assemble --all, scalar / packed (median s ratio)",
+                     _num(proc.get("ratio")), ">=", 20, detail=detail,
+                     at_goal_size=proc.get("logical_events") == LOGICAL_EVENTS))
 
     surface = r.get("surface", {})
     detail = ""

@@ -31,9 +31,9 @@ from typing import Any
 import brotli  # type: ignore[import-untyped]  # no stubs; compress() only
 import msgspec
 
-from assembler.chunk_rows import expand_records, is_storage_row, pack_chunk_runs, wire_row_to_storage
+from assembler.chunk_rows import expand_records, is_storage_row, pack_chunk_runs
 from assembler.history import history_records
-from assembler.records import decode_page, encode, member_count
+from assembler.records import ChunksRecord, decode_page, encode, member_count
 from assembler.store.jsonl import read_session
 from perf.demo import demo_session
 from perf.synthetic import DELTA_EVENTS, DELTA_RUNS, history_transport_events
@@ -103,8 +103,8 @@ def _wire_is_lossless(packed: bytes, storage: Sequence[Any], events: Sequence[An
     page = decode_page(packed)
     if sum(member_count(r.event) for r in page.records) != len(events):
         return False
-    back = [wire_row_to_storage(v["event"]) if v["type"] == "chunks" else v["event"]
-            for v in msgspec.json.decode(packed)["records"]]
+    back = [r.event.to_storage() if type(r) is ChunksRecord else v["event"]
+            for r, v in zip(page.records, msgspec.json.decode(packed)["records"], strict=True)]
     return encode(back) == encode(list(storage)) and encode(list(expand_records(storage))) == encode(list(events))
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from assembler.history import storage_page_bytes
 from assembler.records import ChunksRecord, EventRecord, SessionPage, decode_page
-from definitions import Transcript, assemble_page, canonical_json, storage_page_bytes
+from definitions import Transcript, assemble_page, canonical_json
 
 T0 = 1_700_000_000_000
 

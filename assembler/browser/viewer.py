@@ -266,8 +266,11 @@ class Viewer:
         if self.index is None:
             self.page_requests[request.id] = request
             return encode_json({"requests": [request_value(request)]})
-        value = self.index.page(request.through, request.before, request.max_messages or DEFAULT_MAX_MESSAGES)
-        page = msgspec.convert(value, SessionPage)
+        try:
+            page = self.index.session_page(request.through, request.before,
+                                           request.max_messages or DEFAULT_MAX_MESSAGES)
+        except AssemblerError as exc:
+            return encode_json(self._error_update(exc, "older"))
         return self._answer(request, page)
 
     def answer_page(self, request_id: int, data: Any) -> bytes:
@@ -339,10 +342,10 @@ class Viewer:
         index = MessageIndex(result.records)
         self.index = index
         try:
-            page = msgspec.convert(index.page(None, None, None if all_records else int(max_messages)), SessionPage)
-        except msgspec.ValidationError as exc:
+            page = index.session_page(None, None, None if all_records else int(max_messages))
+        except AssemblerError as exc:
             update = self._update(False, [], [])
-            update["error"] = {"where": "file", "message": f"invalid record: {exc}", "line": None, "seq": None}
+            update["error"] = error_value(exc, "file")
             return encode_json(update)
         ms_page = elapsed_ms(t0)
         try:

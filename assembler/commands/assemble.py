@@ -1,8 +1,9 @@
 """``assemble``: fold a session log into the canonical transcript JSON (or its sha256) in packed or scalar mode.
 
-Rules: the page is built as JSON bytes and decoded with ``records.decode_page``, the same path the browser takes;
-``packed`` keeps delta runs as rows, ``scalar`` expands every row into one event record per delta. Both modes print
-byte-identical output (ASSEMBLY 5, DESIGN rule 2). This is an edge: it wires in the default Definitions.
+Rules: every line is decoded once by the log parser (rows straight into their Structs); the page comes from the
+no-expansion pager as typed records, never through JSON again. ``packed`` keeps delta runs as rows, ``scalar``
+expands every row into one event record per delta. Both modes print byte-identical output (ASSEMBLY 5, DESIGN rule
+2). This is an edge: it wires in the default Definitions.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import argparse
 from typing import Any
 
 from ..errors import AssemblerError
-from ..records import decode_page
 from ._common import fail, load
 from ._output import error, write_stdout
 
@@ -33,7 +33,9 @@ def register(sub: Any) -> None:
 
 
 def cmd_assemble(args: argparse.Namespace) -> int:
-    from definitions import assemble_page, canonical_json, digest, storage_page_bytes
+    from definitions import assemble_page, canonical_json, digest
+
+    from ..history import MessageIndex
 
     if args.max_messages is not None and args.max_messages < 1:
         return fail("--max-messages must be >= 1", 2)
@@ -42,7 +44,7 @@ def cmd_assemble(args: argparse.Namespace) -> int:
         return 1
     max_messages = None if args.all else args.max_messages
     try:
-        page = decode_page(storage_page_bytes(result.records, args.mode, max_messages))
+        page = MessageIndex(result.records).session_page(None, None, max_messages, scalar=args.mode == "scalar")
         out = canonical_json(assemble_page(page))
     except AssemblerError as exc:
         error(args.file, str(exc))

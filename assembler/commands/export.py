@@ -16,7 +16,6 @@ import msgspec
 
 from ..errors import AssemblerError
 from ..history import MessageIndex
-from ..records import SessionPage
 from ._common import fail, load
 from ._output import error, output, preflight
 
@@ -36,17 +35,17 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_export)
 
 
-def _session_title(records: list[dict[str, Any]]) -> str | None:
+def _session_title(records: list[Any]) -> str | None:
     title = None
     for record in records:
-        if record.get("type") == "session/title" and type(record.get("data")) is dict:
+        if type(record) is dict and record.get("type") == "session/title" and type(record.get("data")) is dict:
             value = record["data"].get("title")
             if type(value) is str and value.strip():
                 title = value
     return title
 
 
-def export_html(records: list[dict[str, Any]], *, title: str, max_messages: int | None = None,
+def export_html(records: list[Any], *, title: str, max_messages: int | None = None,
                 banner: str = "") -> str:
     """The export document for a session's storage records (``LoadResult.records``).
 
@@ -59,7 +58,7 @@ def export_html(records: list[dict[str, Any]], *, title: str, max_messages: int 
     from .. import render
     from ..conversation import ConversationAssembler
 
-    page = msgspec.convert(MessageIndex(records).page(None, None, max_messages), SessionPage)
+    page = MessageIndex(records).session_page(None, None, max_messages)
     assembler = ConversationAssembler(default_definitions())
     assembler.replace_window(page.records, page.hasMore)
     result = assembler.flush()

@@ -66,9 +66,8 @@ def collect_stats(path: str, result: Any) -> dict[str, Any]:
     rows_by_kind: Counter[str] = Counter()
     for record in result.records:
         if is_storage_row(record):
-            rows_by_kind[record["type"]] += 1
-            data = record["data"]
-            by_type["assistant/chunk"] += len(data["args"] if "args" in data else data["texts"])
+            rows_by_kind[record.type] += 1
+            by_type["assistant/chunk"] += record.members
         else:
             by_type[record["type"]] += 1
     header = result.header or {}

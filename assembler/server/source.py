@@ -17,11 +17,11 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from ..chunk_rows import expand_records, is_storage_row, row_last_time
+from ..chunk_rows import expand_records, is_storage_row
 from ..errors import AssemblerError, SessionFileError
 from ..history import MessageIndex
-from ..logfile import SessionLogParser
-from ..records import encode
+from ..logfile import LogLoader
+from ..records import StorageRecord, encode
 from ..store import zstd
 from ..store.jsonl import read_stream
 from .confine import open_in_root
@@ -100,10 +100,8 @@ class SessionSource:
         self.warnings: list[str] = []
         self.title: str | None = None
         self.last_time: Any = None
-        self._parser = SessionLogParser(source=str(self.path))
+        self._loader = LogLoader()
         self._offset = 0
-        self._partial = b""
-        self._lineno = 0
         self._stat: tuple[int, int, int] | None = None
 
     @property
@@ -113,7 +111,7 @@ class SessionSource:
 
     # -- reading (blocking; called in a worker thread under ``lock``) ------------------------------------------
 
-    def refresh_sync(self) -> tuple[list[dict[str, Any]], bool]:
+    def refresh_sync(self) -> tuple[list[StorageRecord], bool]:
         """Read what is new. Returns ``(new storage records, reset)``; ``reset`` means the file was replaced.
 
         Raises:
@@ -145,37 +143,27 @@ class SessionSource:
         self._offset += len(data)
         return self._feed(data), reset
 
-    def _feed(self, data: bytes) -> list[dict[str, Any]]:
-        data = self._partial + data if self._partial else data
-        cut = data.rfind(b"\n") + 1
-        self._partial = data[cut:]
-        parser = self._parser
-        records = parser.result.records
-        before = len(records)
-        if parser.result.error is None:
-            for line in data[:cut].split(b"\n")[:-1]:
-                self._lineno += 1
-                if line.endswith(b"\r"):
-                    line = line[:-1]
-                if not parser.feed_line(line, self._lineno):
-                    break
-        self.header = parser.result.header
-        self.error = parser.result.error
-        self.warnings = parser.result.warnings
-        new = records[before:]
+    def _feed(self, data: bytes) -> list[StorageRecord]:
+        """Parse new bytes (the parser carries a partial last line until its newline arrives)."""
+        added = self._loader.feed(data)
+        result = self._loader.result
+        self.header = result.header
+        self.error = result.error
+        self.warnings = result.warnings
+        new = result.records[len(result.records) - added:] if added else []
         self._absorb(new)
         return new
 
-    def _absorb(self, records: list[dict[str, Any]]) -> None:
+    def _absorb(self, records: list[StorageRecord]) -> None:
         self.index.extend(records)
         for record in records:
-            if record.get("type") == "session/title" and type(record.get("data")) is dict:
+            if type(record) is dict and record.get("type") == "session/title" and type(record.get("data")) is dict:
                 title = record["data"].get("title")
                 if type(title) is str:
                     self.title = title
         if records:
             last = records[-1]
-            self.last_time = row_last_time(last) if is_storage_row(last) else last.get("time")
+            self.last_time = last.last_time if is_storage_row(last) else last.get("time")  # type: ignore
 
     # -- async API ----------------------------------------------------------------------------------------------
 

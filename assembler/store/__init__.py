@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .atomic import OutputError, SameFileError, UnsafeOutputError, atomic_output, check_output
-    from .jsonl import SessionWriter, iter_session_lines, read_session, read_stream, write_session
+    from .jsonl import SessionWriter, read_session, read_stream, write_session
     from .open import load_any, save_any, session_format
     from .sqlite import (
         SCHEMA_VERSION,
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 _WHERE = {
     "atomic": ("OutputError", "SameFileError", "UnsafeOutputError", "atomic_output", "check_output"),
-    "jsonl": ("SessionWriter", "iter_session_lines", "read_session", "read_stream", "write_session"),
+    "jsonl": ("SessionWriter", "read_session", "read_stream", "write_session"),
     "open": ("load_any", "save_any", "session_format"),
     "sqlite": ("SCHEMA_VERSION", "SchemaVersionError", "SqliteSessionStore", "StoreError", "is_sqlite_path",
                "read_sqlite", "write_sqlite"),
@@ -37,7 +37,7 @@ _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names
 
 __all__ = [
     "OutputError", "SameFileError", "UnsafeOutputError", "atomic_output", "check_output",
-    "SessionWriter", "iter_session_lines", "read_session", "read_stream", "write_session",
+    "SessionWriter", "read_session", "read_stream", "write_session",
     "load_any", "save_any", "session_format",
     "SCHEMA_VERSION", "SchemaVersionError", "SqliteSessionStore", "StoreError", "is_sqlite_path", "read_sqlite",
     "write_sqlite",

@@ -1,40 +1,31 @@
 """Session JSONL files on disk: read (streaming, ``.jsonl`` or ``.jsonl.zst``) and write (packed per batch).
 
-Rules: a file is read line by line, never held as one string; parsing is ``logfile.SessionLogParser``. Writes pack
+Rules: a file is read in bounded slices, never held as one string; parsing is ``logfile.LogLoader`` (the sans-I/O
+parser carries a line split across slices). Writes pack
 each append batch with the chunk-row codec unless ``pack=False`` (PROTOCOL 2.3: the reader ignores that option).
 """
 
 from __future__ import annotations
 
-import io
 import os
-from collections.abc import Callable, Iterable, Iterator
-from typing import IO, Any, cast
+from collections.abc import Callable, Iterable
+from typing import IO, Any
 
 from ..chunk_rows import pack_chunk_runs
 from ..errors import SessionFileError
-from ..logfile import LoadResult, SessionLogParser
+from ..logfile import LoadResult, LogLoader
 from ..records import encode
 from . import zstd
 
-__all__ = ["read_session", "read_stream", "iter_session_lines", "write_session", "write_jsonl", "SessionWriter"]
+__all__ = ["read_session", "read_stream", "write_session", "write_jsonl", "SessionWriter"]
 
 _BUFFER = 256 << 10
 """Bytes per read from the file: bounded, so a file is never held whole (lines longer than this still work)."""
+_ZST_BUFFER = 64 << 10
+"""Compressed bytes per read: bounds one decode's output (a log compressing 80x gives 5 MB)."""
 
 ProgressFn = Callable[[int, int], None]
 """``progress(bytes_read, total_bytes)``; ``total_bytes`` is the on-disk size (compressed for ``.zst``)."""
-
-
-def iter_session_lines(stream: IO[bytes]) -> Iterator[tuple[bytes, int, bool]]:
-    """Yield ``(line, lineno, terminated)`` with the newline (and a CR before it) removed."""
-    lineno = 0
-    for line in stream:
-        lineno += 1
-        if line.endswith(b"\n"):
-            yield (line[:-2] if line.endswith(b"\r\n") else line[:-1]), lineno, True
-        else:
-            yield line, lineno, False
 
 
 def read_session(path: str | os.PathLike[str], *, strict: bool = False,
@@ -58,22 +49,28 @@ def read_stream(raw: IO[bytes], *, source: str, compressed: bool, strict: bool =
     Raises:
         OSError: the file cannot be read.
     """
-    parser = SessionLogParser(strict=strict, source=source)
+    loader = LogLoader(strict=strict)
     total = os.fstat(raw.fileno()).st_size
-    reader = zstd.ZstdReader(raw, lines=True, closefd=False) if compressed else None
-    stream = io.BufferedReader(cast(Any, reader if reader is not None else raw), buffer_size=_BUFFER)
-    tick = 0
+    decoder = zstd.ZstdDecoder(lines=True) if compressed else None
+    buffer = bytearray(_BUFFER if decoder is None else _ZST_BUFFER)  # reused: the parser copies what it keeps
+    view = memoryview(buffer)
+    done = 0
     try:
-        for line, lineno, terminated in iter_session_lines(stream):
-            if not parser.feed_line(line, lineno, terminated=terminated):
+        while loader.result.error is None:
+            n = raw.readinto(buffer)
+            if not n:
+                if decoder is not None:
+                    decoder.finish()  # a damaged end raises here, after every good line was parsed
                 break
-            if progress is not None and lineno - tick >= 20000:
-                tick = lineno
-                progress(reader.consumed if reader is not None else raw.tell(), total)
+            done += n
+            chunk = view[:n]
+            loader.feed(chunk if decoder is None else decoder.feed(chunk))
+            if progress is not None:
+                progress(done, total)
     except zstd.ZstdStreamError as exc:
-        if parser.result.error is None:
-            parser.result.error = SessionFileError(exc.message)
-    result = parser.finish()
+        if loader.result.error is None:
+            loader.result.error = SessionFileError(exc.message)
+    result = loader.finish()
     if progress is not None:
         progress(total, total)
     return result

@@ -42,12 +42,12 @@ from typing import Any, Final
 
 import msgspec
 
-from ..chunk_rows import ROW_TAGS, pack_chunk_runs
+from ..chunk_rows import pack_chunk_runs
 from ..errors import AssemblerError, ChunkRowError, DiscontinuityError, SessionFileError
 from ..logfile import LoadResult
 from ..records import encode
 from .atomic import atomic_path
-from .sqlite_rows import BadRow, check_record, record_row, row_record
+from .sqlite_rows import BadRow, checked_record, record_row, row_record
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -319,20 +319,19 @@ class SqliteSessionStore:
         for n, row in enumerate(self.iter_rows(), 1):
             where = f"row {n} (seq0 {row[0]})" if type(row[0]) is int else f"row {n}"
             try:
-                record = row_record(row)
-                check_record(record, row[8])
+                record = checked_record(row_record(row), row[8])  # a row becomes its Struct here
             except BadRow as exc:
                 result.error = SessionFileError(f"{where}: {exc}")
                 break
             except ChunkRowError as exc:
                 result.error = ChunkRowError(f"{where}: {exc.message}")
                 break
-            if record["type"] in ROW_TAGS:
-                seq, count = record["seq0"], row[8]
+            if isinstance(record, dict):
+                seq, count = record["seq"], 1
+            else:
+                seq, count = record.seq, record.members
                 result.row_count += 1
                 result.row_members += count
-            else:
-                seq, count = record["seq"], 1
             if seq != expected:
                 result.error = SessionFileError(
                     f"{where}: seq {seq} does not continue the log (expected seq {expected})", seq=seq)

@@ -2,7 +2,8 @@
 schema and the rules of the lossless layout).
 
 Rules: ``record_row`` stores any record losslessly (what the columns cannot hold goes to ``extra``);
-``row_record`` rebuilds it and ``check_record`` applies the JSONL reader's rules, both raising ``BadRow`` with the
+``row_record`` rebuilds it and ``checked_record`` applies the JSONL reader's rules (a row becomes its Struct of
+``records``, validated by the same schema as a JSONL line), both raising ``BadRow`` or ``ChunkRowError`` with the
 column or field at fault, so a crafted or damaged database is an error naming its row, never a KeyError.
 """
 
@@ -12,10 +13,10 @@ from typing import Any
 
 import msgspec
 
-from ..chunk_rows import ROW_TAGS, row_member_count, validate_storage_row
-from ..records import MAX_SAFE_INTEGER, encode
+from ..chunk_rows import is_storage_row, storage_row
+from ..records import ROW_TYPES, StorageRecord, encode, is_safe_integer
 
-__all__ = ["BadRow", "record_row", "row_record", "check_record"]
+__all__ = ["BadRow", "record_row", "row_record", "checked_record"]
 
 _EVENT_ORDER = ("type", "seq", "time", "data", "ignorable", "sourceEventSeqs", "surfaceOp")
 _ROW_ORDER = ("type", "seq0", "time0", "data")
@@ -28,9 +29,11 @@ def _text(value: Any) -> str:
 
 def record_row(record: Any) -> tuple[Any, ...]:
     """A storage record as an ``events`` row (raises ValueError when it has no int-valued seq or string type)."""
+    if is_storage_row(record):
+        record = msgspec.to_builtins(record)  # the row's JSON value, keys in storage order
     if type(record) is not dict:
         raise ValueError(f"a storage record must be an object, got {type(record).__name__}")
-    row = record.get("type") in ROW_TAGS
+    row = record.get("type") in ROW_TYPES
     order, seq_key, time_key = (_ROW_ORDER, "seq0", "time0") if row else (_EVENT_ORDER, "seq", "time")
     rtype = record.get("type")
     if type(rtype) is not str:
@@ -71,7 +74,7 @@ def record_row(record: Any) -> tuple[Any, ...]:
     extra = None
     if fields or keys != [k for k in order if k in record]:
         extra = _text({"keys": keys, "fields": fields})
-    members = row_member_count(record) if row else 1
+    members = len(record["data"]["args" if "args" in record["data"] else "texts"]) if row else 1
     return (seq0, "row" if row else "event", rtype, time, data, ses, sop, ign, members, extra)
 
 
@@ -103,7 +106,7 @@ def row_record(row: tuple[Any, ...]) -> dict[str, Any]:
     if type(rtype) is not str:
         raise BadRow(f"column type must be text, got {_sql_type(rtype)}")
     is_row = kind == "row"
-    if is_row != (rtype in ROW_TAGS):
+    if is_row != (rtype in ROW_TYPES):
         what = "is not a chunk-row tag" if is_row else "is a chunk-row tag"
         raise BadRow(f"kind {kind!r} and type {rtype!r} disagree (the type {what})")
     if time is not None and type(time) is not int:
@@ -142,15 +145,16 @@ def row_record(row: tuple[Any, ...]) -> dict[str, Any]:
     return record
 
 
-def check_record(record: dict[str, Any], members: int) -> None:
-    """The rules the JSONL reader applies to a record (PROTOCOL 2.3), for a rebuilt one."""
-    if record.get("type") in ROW_TAGS:
-        validate_storage_row(record)  # ChunkRowError names the field
-        if row_member_count(record) != members:
-            raise BadRow(f"column members says {members} but the row holds {row_member_count(record)} deltas")
-        return
+def checked_record(record: dict[str, Any], members: int) -> StorageRecord:
+    """The rules the JSONL reader applies to a record (PROTOCOL 2.3), for a rebuilt one: a row comes back as its
+    Struct (``ChunkRowError`` names the field), an event as it is."""
+    if record.get("type") in ROW_TYPES:
+        row = storage_row(record)
+        if row.members != members:
+            raise BadRow(f"column members says {members} but the row holds {row.members} deltas")
+        return row
     for key in ("seq", "time"):  # as for a row's seq0/time0: a JS safe integer (an integral float is one)
         value = record.get(key)
-        if not (type(value) is int or type(value) is float and value.is_integer()) \
-                or not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+        if not is_safe_integer(value):
             raise BadRow(f"{key} must be a safe integer, got {value!r}")
+    return record

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from session_builder import Session
 
+from assembler.history import storage_page_bytes
 from assembler.records import decode_page
-from definitions import assemble_page, digest, storage_page_bytes
+from definitions import assemble_page, digest
 
 if TYPE_CHECKING:
     from conftest import Viewer

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from corpus import FIXTURES, corpus_params, log_id, session_logs
 
+from assembler.history import storage_page_bytes
 from assembler.records import decode_page
 from assembler.store.jsonl import read_session
-from definitions import assemble_page, digest, storage_page_bytes
+from definitions import assemble_page, digest
 
 if TYPE_CHECKING:
     from conftest import Viewer

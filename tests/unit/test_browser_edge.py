@@ -11,10 +11,10 @@ import pytest
 
 from assembler.browser import FileLoad, Viewer
 from assembler.chunk_rows import pack_chunk_runs
-from assembler.history import snapshot_value
+from assembler.history import snapshot_value, storage_page_bytes
 from assembler.logfile import parse_session_bytes
 from assembler.records import decode_page, encode
-from definitions import assemble_page, digest, storage_page_bytes
+from definitions import assemble_page, digest
 from perf.demo import demo_session
 
 

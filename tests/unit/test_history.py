@@ -84,7 +84,7 @@ def test_group_start_ignores_bad_sources() -> None:
 def test_packing_happens_after_the_cut_and_rows_are_sliced() -> None:
     events = log_with_messages()
     storage = pack_chunk_runs(events)
-    assert any(r["type"] == "text-chunks" for r in storage)
+    assert any(type(r) is not dict and r.type == "text-chunks" for r in storage)
     index = MessageIndex(storage)
     # throughSeq inside the row: the page ends in the middle of the run, sliced without expansion.
     for through in range(-1, 11):
@@ -116,7 +116,7 @@ def test_cut_inside_a_row_slices_its_head() -> None:
     page = index.page(9, None, 1)
     assert encode(page) == encode(page_value(events, 9, None, 1))
     assert [record_range(r) for r in decode_page(encode(page)).records] == [(6, 8), (9, 9)]
-    assert page["records"][0]["event"]["data"]["dt"] == [1, 1]
+    assert page["records"][0]["event"].data.dt == [1, 1]
 
 
 def test_snapshot_tail_is_cursor() -> None:

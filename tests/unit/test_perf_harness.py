@@ -15,7 +15,7 @@ import pytest
 
 from perf import run as harness
 
-REQUIRED = ("fold", "pager", "surface", "wire_sizes", "load_follow")
+REQUIRED = ("fold", "pager", "surface", "wire_sizes", "load_follow", "process")
 PLOTS = ("fold.png", "whitespace_prefix.png", "surface.png", "pager.png", "wire_sizes.png")
 
 
@@ -77,6 +77,7 @@ def test_structural_fields_hold(quick_run):
     assert r["pager"]["byte_identical"] is True
     assert r["surface"]["naive_and_delta_surfaces_agree"] is True
     assert r["load_follow"]["ok"] is True
+    assert r["process"]["same_digest"] is True
     scenarios = r["wire_sizes"]["scenarios"]
     assert scenarios["synthetic"]["lossless"] is True and scenarios["demo"]["lossless"] is True
     assert scenarios["corpus"].get("lossless", True) is True  # absent corpus: skipped with a note
@@ -87,7 +88,7 @@ def test_structural_fields_hold(quick_run):
 
 def test_quick_goals_are_shown_but_not_judged(quick_run):
     _, results, _ = quick_run
-    assert {g["id"] for g in results["goals"]} == {"fold", "whitespace_prefix", "pager", "surface"}
+    assert {g["id"] for g in results["goals"]} == {"fold", "whitespace_prefix", "pager", "surface", "process"}
     assert all(g["met"] is None and g["status"].startswith("not judged") for g in results["goals"])
 
 
@@ -113,7 +114,10 @@ def test_goals_are_judged_from_full_size_numbers():
                              "cold": {"ratio": 2.0}}},
         "surface": {"result": {"delta": {"10000": {"median_s": 1.0}, "100000": {"median_s": 13.0}},
                                "size_ratio": 10.0, "ratio_large_over_small": 13.0, "naive_ratio": None}},
+        "process": {"result": {"logical_events": 416_756, "ratio": 21.0, "scalar_s": 6.3, "packed_s": 0.3,
+                               "startup_s": 0.1, "packed_split_ms": {"read_ms": 50, "page_ms": 5, "fold_ms": 40}}},
     }
     marks = {g["id"]: g["status"] for g in harness.goals(benchmarks)}
-    assert marks == {"fold": "not met", "whitespace_prefix": "met", "pager": "met", "surface": "not met"}
+    assert marks == {"fold": "not met", "whitespace_prefix": "met", "pager": "met", "surface": "not met",
+                     "process": "met"}
     assert {g["id"]: g["status"] for g in harness.goals({})} == dict.fromkeys(marks, "not measured")

@@ -148,7 +148,7 @@ def test_packed_rows_are_skipped_but_anchor_the_closers() -> None:
     for i in range(4):
         log.add("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": str(i)}})
     records = pack_chunk_runs(log.events)
-    assert records[-1]["type"] == "text-chunks"
+    assert records[-1].type == "text-chunks"
     closers = interrupted_turn_closers(records)
     assert closers == interrupted_turn_closers(log.events)
     assert closers[0]["seq"] == len(log.events) and closers[0]["time"] == log.events[-1]["time"]

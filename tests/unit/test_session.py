@@ -287,7 +287,7 @@ def test_storage_records_pack_the_log() -> None:
         session.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0,
                                                                           "text": str(i)}})
     records = session.storage_records()
-    assert len(records) == 1 and records[0]["type"] == "text-chunks"
+    assert len(records) == 1 and records[0].type == "text-chunks"
 
 
 def test_errors_pickle() -> None:

@@ -80,9 +80,9 @@ def test_projected_records_get_seq_and_time_rebuilt(tmp_path: Path) -> None:
         {"type": "turn/end", "data": {}})
     result = read_session(write(tmp_path, content))
     assert result.ok
-    assert [r.get("seq", r.get("seq0")) for r in result.records] == [0, 1, 5]
+    assert [r["seq"] if type(r) is dict else r.seq for r in result.records] == [0, 1, 5]
     assert list(result.records[0]) == ["type", "seq", "time", "data"]
-    assert result.records[1]["time0"] == 0
+    assert result.records[1].time == 0
 
 
 def test_crlf_line_endings_are_accepted(tmp_path: Path) -> None:
