@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .chunk_rows import (
         MIN_RUN,
+        decode_storage_record,
         expand_records,
         expand_row,
         pack_chunk_runs,
@@ -23,23 +24,25 @@ if TYPE_CHECKING:
         storage_row,
     )
     from .conversation import (
-        Context,
         ConversationAssembler,
-        ConversationError,
+    )
+    from .definition import (
+        Context,
         Definition,
-        DefinitionError,
-        FlushResult,
-        LocationData,
         Match,
-        MatchOrderError,
         Reader,
-        ViewNode,
-        ViewUpdate,
+        Role,
+        Urgency,
+        context_key,
+        node_location,
     )
     from .errors import (
         AssemblerError,
         ChunkRowError,
+        ConversationError,
+        DefinitionError,
         DiscontinuityError,
+        MatchOrderError,
         PackedStartError,
         RecordDecodeError,
         SessionFileError,
@@ -51,7 +54,9 @@ if TYPE_CHECKING:
         check_page_request,
         page_value,
         paginate,
+        scalar_records,
         snapshot_value,
+        wire_records,
     )
     from .invariants import (
         Violation,
@@ -71,7 +76,6 @@ if TYPE_CHECKING:
         Location,
         LocationIndex,
         StepLocation,
-        TimelineTurn,
         TurnLocation,
     )
     from .logfile import (
@@ -113,32 +117,45 @@ if TYPE_CHECKING:
         is_blank,
         js_trim,
     )
+    from .transcript import (
+        Transcript,
+        assemble,
+        canonical_json,
+        digest,
+    )
+    from .views import (
+        HIDDEN_KINDS,
+        FlushResult,
+        LocationData,
+        TimelineTurn,
+        ViewNode,
+        ViewUpdate,
+        hidden_by_default,
+    )
 
 __version__ = "0.1.0"
 
 _MODULES: dict[str, tuple[str, ...]] = {
     "chunk_rows": (
-        "expand_records", "expand_row", "MIN_RUN", "pack_chunk_runs", "repack_records", "slice_storage_row",
-        "storage_record_range", "storage_row",
+        "decode_storage_record", "expand_records", "expand_row", "MIN_RUN", "pack_chunk_runs", "repack_records",
+        "slice_storage_row", "storage_record_range", "storage_row",
     ),
-    "conversation": (
-        "Context", "ConversationAssembler", "ConversationError", "Definition", "DefinitionError", "FlushResult",
-        "LocationData", "Match", "MatchOrderError", "Reader", "ViewNode", "ViewUpdate",
-    ),
+    "conversation": ("ConversationAssembler",),
+    "definition": ("Context", "context_key", "Definition", "Match", "node_location", "Reader", "Role", "Urgency",),
     "errors": (
-        "AssemblerError", "ChunkRowError", "DiscontinuityError", "PackedStartError", "RecordDecodeError",
-        "SessionFileError",
+        "AssemblerError", "ChunkRowError", "ConversationError", "DefinitionError", "DiscontinuityError",
+        "MatchOrderError", "PackedStartError", "RecordDecodeError", "SessionFileError",
     ),
     "history": (
         "check_page_request", "DEFAULT_MAX_MESSAGES", "MessageIndex", "page_value", "PageRequestError", "paginate",
-        "snapshot_value",
+        "scalar_records", "snapshot_value", "wire_records",
     ),
     "invariants": ("check_events", "Violation",),
     "journal": (
         "Append", "Journal", "JournalError", "PageRequest", "Prepend", "ProtocolViolation", "Replace",
         "session_journal",
     ),
-    "locations": ("Location", "LocationIndex", "StepLocation", "TimelineTurn", "TurnLocation",),
+    "locations": ("Location", "LocationIndex", "StepLocation", "TurnLocation",),
     "logfile": ("LoadResult", "LogLoader", "LogParser", "parse_session_bytes",),
     "records": (
         "ChunksRecord", "decode_follow_frame", "decode_page", "EventFrame", "EventRecord", "record_range",
@@ -148,6 +165,10 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "session": ("AppendError", "SeedError", "Session",),
     "surface": ("derive_messages", "replace_op", "SURFACE_TYPES", "SurfaceError", "SurfaceManager",),
     "text": ("is_blank", "js_trim", "JS_WHITESPACE",),
+    "transcript": ("assemble", "canonical_json", "digest", "Transcript",),
+    "views": (
+        "FlushResult", "hidden_by_default", "HIDDEN_KINDS", "LocationData", "TimelineTurn", "ViewNode", "ViewUpdate",
+    ),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 
@@ -167,6 +188,7 @@ __all__ = [
     "EventFrame",
     "EventRecord",
     "FlushResult",
+    "HIDDEN_KINDS",
     "JS_WHITESPACE",
     "Journal",
     "JournalError",
@@ -188,6 +210,7 @@ __all__ = [
     "Reader",
     "RecordDecodeError",
     "Replace",
+    "Role",
     "SURFACE_TYPES",
     "SeedError",
     "Session",
@@ -200,20 +223,29 @@ __all__ = [
     "SurfaceError",
     "SurfaceManager",
     "TimelineTurn",
+    "Transcript",
     "TurnLocation",
+    "Urgency",
     "ViewNode",
     "ViewUpdate",
     "Violation",
+    "assemble",
+    "canonical_json",
     "check_events",
     "check_page_request",
+    "context_key",
     "decode_follow_frame",
     "decode_page",
+    "decode_storage_record",
     "derive_messages",
+    "digest",
     "expand_records",
     "expand_row",
+    "hidden_by_default",
     "interrupted_turn_closers",
     "is_blank",
     "js_trim",
+    "node_location",
     "pack_chunk_runs",
     "page_value",
     "paginate",
@@ -222,11 +254,13 @@ __all__ = [
     "repack_records",
     "repair_events",
     "replace_op",
+    "scalar_records",
     "session_journal",
     "slice_storage_row",
     "snapshot_value",
     "storage_record_range",
     "storage_row",
+    "wire_records",
 ]
 
 
@@ -235,7 +269,7 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value
+    globals()[name] = value  # later lookups skip __getattr__
     return value
 
 

@@ -1,243 +1,28 @@
-"""The Conversation assembler: history entries in, view-node upserts per target and a timeline out (ASSEMBLY 5).
+"""The Conversation assembler: history entries in, view-node upserts per target and a timeline out (ASSEMBLY 5.2).
 
 Rule 1: one entry is one input and at most one Match per Definition; a packed row is never expanded here and can
 never start a Context (``PackedStartError``). Rule 2: dispatch goes through a type -> Definitions table built once;
-a Definition's ``match`` runs only for the event types it declares. Rule 3: state has one owner: a Context's state
-is written only by its Definition, through ``start``/``update``. Pure and sans-I/O; Definitions are injected by the
-edges (the core never imports ``definitions``).
+a Definition's ``match`` runs only for the event types it declares, and every entry point (``replace_window``,
+``append``, ``prepend``) matches through the same ``_matches``. Rule 3: state has one owner: a Context's state is
+written only by its Definition, through ``start``/``update`` (the contract is in ``definition``). Pure and sans-I/O;
+Definitions are injected by the edges (the core never imports ``definitions``).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar, Literal
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Literal
 
-from msgspec import UNSET, Struct, UnsetType
-
-from .errors import AssemblerError, PackedStartError
-from .locations import (
-    BOUNDARY_TYPES,
-    UNRESOLVED,
-    Coord,
-    Location,
-    LocationIndex,
-    StepLocation,
-    TimelineTurn,
-    TurnLocation,
-)
+from .definition import Context, Definition, Match, Reader, Role, Urgency, max_urgency
+from .errors import ConversationError, DefinitionError, MatchOrderError, PackedStartError
+from .locations import BOUNDARY_TYPES, Coord, LocationIndex, StepLocation, TurnLocation
 from .records import ChunksRecord, EventRecord, member_count
+from .views import FlushResult, LocationData, ViewNode, ViewUpdate
 
-__all__ = [
-    "Role",
-    "Publication",
-    "Target",
-    "Match",
-    "Context",
-    "Reader",
-    "Definition",
-    "LocationData",
-    "NodeLocation",
-    "ViewNode",
-    "ViewUpdate",
-    "FlushResult",
-    "ConversationAssembler",
-    "ConversationError",
-    "MatchOrderError",
-    "DefinitionError",
-    "context_key",
-    "node_location",
-    "max_publication",
-]
+__all__ = ["ConversationAssembler", "Entry"]
 
-Role = Literal["start", "update"]
-Publication = Literal["none", "animation-frame", "immediate"]
-Target = Literal["chat", "trajectory"]
-_PUB_RANK: dict[str, int] = {"none": 0, "animation-frame": 1, "immediate": 2}
 Entry = EventRecord | ChunksRecord
-
-
-class ConversationError(AssemblerError):
-    """A Definition or an entry broke the assembler contract (ASSEMBLY 5.1-5.2); the message names the seq."""
-
-
-class MatchOrderError(ConversationError):
-    """Matches of one Context arrived out of order, a second start, or a start after an update."""
-
-    def __init__(self, seq: int, key: str, reason: str) -> None:
-        super().__init__(seq, key, reason)
-        self.seq = seq
-        self.key = key
-        self.reason = reason
-
-    def __str__(self) -> str:
-        return f"seq {self.seq}: context {self.key} {self.reason}"
-
-
-class DefinitionError(ConversationError):
-    """A Definition returned something the contract forbids (no state, a wrong node key or target, ...)."""
-
-
-def context_key(kind: str, id: str) -> str:
-    """The Context key ``"{len(kind)}:{kind}{id}"`` (ASSEMBLY 5.1)."""
-    return f"{len(kind)}:{kind}{id}"
-
-
-def max_publication(a: Publication, b: Publication) -> Publication:
-    return a if _PUB_RANK[a] >= _PUB_RANK[b] else b
-
-
-class Match:
-    """``{event, role, location}``: one Definition's claim on one entry. ``packed`` is True for a row entry."""
-
-    __slots__ = ("event", "role", "location", "coord", "seq", "packed")
-
-    def __init__(self, event: Any, role: Role, location: Location, coord: Coord, packed: bool) -> None:
-        self.event = event
-        self.role = role
-        self.location = location
-        self.coord = coord
-        self.seq: int = event.seq
-        self.packed = packed
-
-    def __repr__(self) -> str:
-        return f"Match({self.event.type!r}, seq={self.seq}, {self.role}, {self.location!r})"
-
-
-class Context:
-    """Everything one ``(kind, id)`` has seen: its Matches in seq order, its start, state and current nodes."""
-
-    __slots__ = ("key", "kind", "id", "definition", "matches", "start", "state", "current", "deps", "version",
-                 "order", "scratch")
-
-    def __init__(self, definition: Definition, id: str, order: int) -> None:
-        self.key = context_key(definition.kind, id)
-        self.kind = definition.kind
-        self.id = id
-        self.definition = definition
-        self.matches: list[Match] = []
-        self.start: Match | None = None
-        self.state: Any = None
-        self.current: dict[str, ViewNode] = {}
-        # (kind, context read or None, its version at read time), recorded by Reader.previous
-        self.deps: list[tuple[str, Context | None, int]] = []
-        self.version = 0
-        self.order = order
-        self.scratch: Any = None
-
-    @property
-    def first_seq(self) -> int:
-        return self.matches[0].seq if self.matches else -1
-
-    @property
-    def location(self) -> Location:
-        """The start Match's location, else the first Match's, else unresolved."""
-        if self.start is not None:
-            return self.start.location
-        return self.matches[0].location if self.matches else UNRESOLVED
-
-    def __repr__(self) -> str:
-        return f"Context({self.key!r}, matches={len(self.matches)})"
-
-
-class Reader:
-    """What ``start`` may read of other Contexts: ``previous(kind)``, recorded as a dependency (ASSEMBLY 5.1)."""
-
-    __slots__ = ("_assembler", "_context")
-
-    def __init__(self, assembler: ConversationAssembler, context: Context) -> None:
-        self._assembler = assembler
-        self._context = context
-
-    def previous(self, kind: str) -> Context | None:
-        found = self._assembler._previous(kind, self._context)
-        self._context.deps.append((kind, found, found.version if found is not None else -1))
-        return found
-
-
-class LocationData(Struct, frozen=True, omit_defaults=True):
-    """``{kind: scope, turn, step?, key, value}`` published by ``build_location_data`` (ASSEMBLY 5.1)."""
-
-    kind: Literal["turn", "step"]
-    turn: int
-    key: str
-    value: Any
-    step: int | UnsetType = UNSET
-
-
-class NodeLocation(Struct, frozen=True, omit_defaults=True):
-    """The JSON form of a node's location: kind plus turn/step numbers."""
-
-    kind: str
-    turn: int | UnsetType = UNSET
-    step: int | UnsetType = UNSET
-
-
-def node_location(location: Location) -> NodeLocation:
-    kind, turn, step = location.key
-    return NodeLocation(kind, UNSET if turn is None else turn, UNSET if step is None else step)
-
-
-class ViewNode(Struct, frozen=True, omit_defaults=True):
-    """``{key, kind, id, target, anchorSeq, location, data, visibility?}``; ``data`` is a Definition's Struct."""
-
-    key: str
-    kind: str
-    id: str
-    target: str
-    anchorSeq: int | float
-    location: NodeLocation
-    data: Any
-    visibility: str | UnsetType = UNSET
-
-
-class Definition:
-    """The ``ConversationNodeDefinition`` contract (ASSEMBLY 5.1). Subclass and set the class attributes.
-
-    ``event_types`` lists every type ``match`` may claim (``chunkrow/*`` included); the assembler never calls
-    ``match`` for another type. A Definition with ``fallback = True`` declares no types: it is tried for an entry
-    only when no Definition of its target matched it (ASSEMBLY 5.2).
-    """
-
-    kind: ClassVar[str] = ""
-    target: ClassVar[Target | None] = None
-    event_types: ClassVar[frozenset[str]] = frozenset()
-    fallback: ClassVar[bool] = False
-    reads_turn_data: ClassVar[bool] = False
-    """True when the node is built from turn-scope location data (rebuilt whenever any node of its turn is)."""
-
-    def match(self, event: Any) -> tuple[str, Role] | None:
-        """``(id, role)`` or None. Pure: no access to history."""
-        raise NotImplementedError
-
-    def start(self, context: Context, match: Match, reader: Reader) -> Any:
-        raise NotImplementedError
-
-    def update(self, context: Context, match: Match) -> Any:
-        return context.state
-
-    def publication(self, match: Match) -> Publication:
-        return "immediate"
-
-    def build_location_data(self, context: Context, scope: Literal["step", "turn"]) -> LocationData | None:
-        return None
-
-    def build_view_node(self, context: Context) -> ViewNode | None:
-        return None
-
-
-class ViewUpdate(Struct, frozen=True):
-    """What a flush gives one view: every node (``replace``) or the upserts since the last flush."""
-
-    target: str
-    replace: bool
-    nodes: list[ViewNode]
-
-
-class FlushResult(Struct, frozen=True):
-    views: dict[str, ViewUpdate]
-    timeline: list[TimelineTurn]
-    timeline_changed: bool
 
 
 class ConversationAssembler:
@@ -322,26 +107,42 @@ class ConversationAssembler:
 
     # -- matching ------------------------------------------------------------------------------------------------
 
-    def _dispatch(self, entry: Entry, coord: Coord, new: list[Context] | None = None) -> Publication:
-        """Match one entry against the table (and the fallbacks); apply each Match to its Context."""
+    def _matches(self, entry: Entry, coord: Coord) -> Iterator[tuple[Definition, str, Match]]:
+        """Every Match of one entry, in dispatch order: the table's Definitions for its type, then the fallback of
+        each target no Definition matched (ASSEMBLY 5.2). Lazy, so a caller may apply each before the next match.
+
+        Raises:
+            PackedStartError: a Definition claimed a packed row as a start.
+        """
         event = entry.event
         packed = type(entry) is ChunksRecord
         location = self.index.resolve(coord)
-        pub: Publication = "none"
         matched: set[str | None] = set()
         for d in self._table.get(event.type, ()):
             result = d.match(event)
             if result is None:
                 continue
             matched.add(d.target)
-            pub = max_publication(pub, self._apply(d, result, event, location, coord, packed, new))
+            yield d, result[0], self._match(d, event, result[1], location, coord, packed)
         for d in self._fallbacks:
             if d.target in matched:
                 continue
             result = d.match(event)
             if result is not None:
-                pub = max_publication(pub, self._apply(d, result, event, location, coord, packed, new))
-        return pub
+                yield d, result[0], self._match(d, event, result[1], location, coord, packed)
+
+    @staticmethod
+    def _match(d: Definition, event: Any, role: Role, location: Any, coord: Coord, packed: bool) -> Match:
+        if role == "start" and packed:
+            raise PackedStartError(event.seq, d.kind)
+        return Match(event, role, location, coord, packed)
+
+    def _dispatch(self, entry: Entry, coord: Coord) -> Urgency:
+        """Match one entry and apply each Match to its Context at once (the window grows at its end)."""
+        urgency: Urgency = "none"
+        for d, id, m in self._matches(entry, coord):
+            urgency = max_urgency(urgency, self._apply(d, id, m))
+        return urgency
 
     def _context_for(self, d: Definition, id: str) -> Context:
         ctx = self.contexts.get((d.kind, id))
@@ -351,18 +152,13 @@ class ConversationAssembler:
             self._by_kind.setdefault(d.kind, []).append(ctx)
         return ctx
 
-    def _apply(self, d: Definition, result: tuple[str, Role], event: Any, location: Location, coord: Coord,
-               packed: bool, new: list[Context] | None) -> Publication:
-        id, role = result
+    def _apply(self, d: Definition, id: str, m: Match) -> Urgency:
         ctx = self._context_for(d, id)
-        m = Match(event, role, location, coord, packed)
         matches = ctx.matches
         if matches and matches[-1].seq >= m.seq:
             raise MatchOrderError(m.seq, ctx.key, "received non-appended Match")
-        self._by_turn.setdefault(coord[0], {})[ctx.key] = ctx
-        if role == "start":
-            if packed:
-                raise PackedStartError(m.seq, d.kind)
+        self._by_turn.setdefault(m.coord[0], {})[ctx.key] = ctx
+        if m.role == "start":
             if ctx.start is not None:
                 raise MatchOrderError(m.seq, ctx.key, "received a second start Match")
             if matches:
@@ -378,14 +174,12 @@ class ConversationAssembler:
                     raise DefinitionError(f"seq {m.seq}: {d.kind}.update returned no state")
                 ctx.state = state
                 ctx.version += 1
-        if new is not None:
-            new.append(ctx)
         self._dirty[ctx.key] = ctx
         return d.publication(m)
 
     def _start(self, ctx: Context, m: Match) -> Any:
         ctx.deps = []
-        state = ctx.definition.start(ctx, m, Reader(self, ctx))
+        state = ctx.definition.start(ctx, m, Reader(self._previous, ctx))
         if state is None:
             raise DefinitionError(f"seq {m.seq}: {ctx.kind}.start returned no state")
         ctx.version += 1
@@ -427,7 +221,7 @@ class ConversationAssembler:
 
     # -- entry points ----------------------------------------------------------------------------------------------
 
-    def replace_window(self, entries: Iterable[Entry], has_more: bool) -> Publication:
+    def replace_window(self, entries: Iterable[Entry], has_more: bool) -> Urgency:
         """Clear everything and fold ``entries`` (any order; sorted by seq). Returns ``'immediate'``."""
         self._reset(has_more)
         ordered = sorted(entries, key=lambda e: e.event.seq)
@@ -444,7 +238,7 @@ class ConversationAssembler:
         self._timeline_changed = True
         return "immediate"
 
-    def append(self, entry: Entry) -> Publication:
+    def append(self, entry: Entry) -> Urgency:
         """Fold one live scalar entry at the end of the window (ASSEMBLY 5.2).
 
         Returns the highest publication of its Matches, raised to ``'immediate'`` when the timeline or a location
@@ -460,13 +254,13 @@ class ConversationAssembler:
             return "none"
         self._note_entry(entry)
         coord, changed_turn = self.index.observe(event)
-        pub: Publication = "none"
+        pub: Urgency = "none"
         if changed_turn is not None or event.type in BOUNDARY_TYPES:
             pub = "immediate"
             self._timeline_changed = True
             self._relocate(self._by_turn.get(changed_turn, {}).values())
         before = {c.key: c.version for c in self.contexts.values() if c.state is not None}
-        pub = max_publication(pub, self._dispatch(entry, coord))
+        pub = max_urgency(pub, self._dispatch(entry, coord))
         revised = any(c.version != before.get(c.key, c.version) for c in self.contexts.values())
         if revised and self._replay_dependents():
             pub = "immediate"
@@ -487,24 +281,24 @@ class ConversationAssembler:
                 self._replay(ctx)
             self._dirty[ctx.key] = ctx
 
-    def prepend(self, entries: Iterable[Entry], has_more: bool) -> Publication:
+    def prepend(self, entries: Iterable[Entry], has_more: bool) -> Urgency:
         """Merge older entries (ASSEMBLY 5.2): late starts included; affected Contexts replay from their start.
 
         Entries whose seq is already present are dropped. Raises ``MatchOrderError`` when a merged Context's start
         is not its first Match.
         """
-        fresh = sorted((e for e in entries if not self.has_seq(e.event.seq)), key=lambda e: e.event.seq)
+        unique: dict[int, Entry] = {}
+        for e in entries:
+            if not self.has_seq(e.event.seq):
+                unique.setdefault(e.event.seq, e)
         old_has_more = self.has_more
         self.has_more = has_more
-        if not fresh:
+        if not unique:
             if has_more != old_has_more and self._replay_dependents():
                 self._pending = True
                 return "immediate"
             return "none"
-        unique: dict[int, Entry] = {}
-        for e in fresh:
-            unique.setdefault(e.event.seq, e)
-        fresh = list(unique.values())
+        fresh = sorted(unique.values(), key=lambda e: e.event.seq)
         for e in fresh:
             self._note_entry(e)
         self._window.sort(key=lambda e: e.event.seq)
@@ -520,39 +314,18 @@ class ConversationAssembler:
                 if loc.key != m.location.key:
                     affected[ctx.key] = ctx
                 m.location = loc
+        # The same matching as every other entry point; the Matches are merged, then their Contexts replay.
         incoming: dict[str, list[Match]] = {}
         for entry in fresh:
-            event = entry.event
-            packed = type(entry) is ChunksRecord
-            coord = coord_of[event.seq]
-            location = resolve(coord)
-            matched: set[str | None] = set()
-            for d in (*self._table.get(event.type, ()), *self._fallbacks):
-                if d.fallback and d.target in matched:
-                    continue
-                result = d.match(event)
-                if result is None:
-                    continue
-                matched.add(d.target)
-                id, role = result
-                if role == "start" and packed:
-                    raise PackedStartError(event.seq, d.kind)
+            for d, id, m in self._matches(entry, coord_of[entry.event.seq]):
                 ctx = self._context_for(d, id)
-                incoming.setdefault(ctx.key, []).append(Match(event, role, location, coord, packed))
+                incoming.setdefault(ctx.key, []).append(m)
                 affected[ctx.key] = ctx
         self._by_turn = {}
         for ctx in self.contexts.values():
             extra = incoming.get(ctx.key)
             if extra:
-                merged = sorted([*ctx.matches, *extra], key=lambda m: m.seq)
-                for a, b in zip(merged, merged[1:], strict=False):
-                    if a.seq == b.seq:
-                        raise MatchOrderError(b.seq, ctx.key, "received non-appended Match")
-                starts = [m for m in merged if m.role == "start"]
-                if len(starts) > 1:
-                    raise MatchOrderError(starts[1].seq, ctx.key, "received a second start Match")
-                ctx.matches = merged
-                ctx.start = starts[0] if starts else None
+                self._merge_matches(ctx, extra)
             for m in ctx.matches:
                 self._by_turn.setdefault(m.coord[0], {})[ctx.key] = ctx
         for ctx in sorted(affected.values(), key=lambda c: c.first_seq):
@@ -562,6 +335,19 @@ class ConversationAssembler:
         self._timeline_changed = True
         self._pending = True
         return "immediate"
+
+    @staticmethod
+    def _merge_matches(ctx: Context, older: list[Match]) -> None:
+        """Merge older Matches into a Context's own, in seq order: one Match per seq, at most one start."""
+        merged = sorted([*ctx.matches, *older], key=lambda m: m.seq)
+        for a, b in zip(merged, merged[1:], strict=False):
+            if a.seq == b.seq:
+                raise MatchOrderError(b.seq, ctx.key, "received non-appended Match")
+        starts = [m for m in merged if m.role == "start"]
+        if len(starts) > 1:
+            raise MatchOrderError(starts[1].seq, ctx.key, "received a second start Match")
+        ctx.matches = merged
+        ctx.start = starts[0] if starts else None
 
     # -- flush -------------------------------------------------------------------------------------------------------
 

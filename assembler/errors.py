@@ -12,6 +12,9 @@ __all__ = [
     "ChunkRowError",
     "SessionFileError",
     "DiscontinuityError",
+    "ConversationError",
+    "MatchOrderError",
+    "DefinitionError",
     "PackedStartError",
 ]
 
@@ -63,7 +66,28 @@ class DiscontinuityError(AssemblerError):
         return f"{prefix}expected seq {self.expected}, got seq {self.got}"
 
 
-class PackedStartError(AssemblerError):
+class ConversationError(AssemblerError):
+    """A Definition or an entry broke the assembler contract (ASSEMBLY 5.1-5.2); the message names the seq."""
+
+
+class MatchOrderError(ConversationError):
+    """Matches of one Context arrived out of order, a second start, or a start after an update."""
+
+    def __init__(self, seq: int, key: str, reason: str) -> None:
+        super().__init__(seq, key, reason)
+        self.seq = seq
+        self.key = key
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"seq {self.seq}: context {self.key} {self.reason}"
+
+
+class DefinitionError(ConversationError):
+    """A Definition returned something the contract forbids (no state, a wrong node key or target, ...)."""
+
+
+class PackedStartError(ConversationError):
     """A packed chunk row tried to start a Context (ASSEMBLY 5.1: only scalar events start)."""
 
     def __init__(self, seq: int, kind: str = "") -> None:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from msgspec import UNSET, Struct, UnsetType
+from msgspec import UNSET
 
 from .records import SessionEvent
 from .text import safe_index
+from .views import Status, TimelineStep, TimelineTurn
 
 __all__ = [
     "Status",
@@ -33,7 +34,6 @@ __all__ = [
     "TimelineTurn",
 ]
 
-Status = Literal["open", "closed", "unknown"]
 LocationKind = Literal["session", "turn", "step", "unresolved"]
 Coord = tuple[int | None, int | None]
 """Resolved coordinates ``(turn, step)``; ``(None, None)`` is the session."""
@@ -105,24 +105,6 @@ class TurnLocation:
     @property
     def status(self) -> Status:
         return _status(self.start, self.end)
-
-
-class TimelineStep(Struct, frozen=True):
-    step: int
-    startSeq: int | None
-    endSeq: int | None
-    status: Status
-
-
-class TimelineTurn(Struct, frozen=True, omit_defaults=True):
-    """One turn of the timeline a flush publishes; ``data`` holds the turn-scope location data by key."""
-
-    turn: int
-    startSeq: int | None
-    endSeq: int | None
-    status: Status
-    steps: list[TimelineStep]
-    data: dict[str, Any] | UnsetType = UNSET
 
 
 def _coordinates(event: Any) -> tuple[bool, int | None, int | None, bool]:

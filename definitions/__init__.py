@@ -1,13 +1,14 @@
 """Definitions: one module per assembled view node kind, plus the shared block fold (scalar and packed, linear).
 
-Rules: Definitions import the core only (``assembler.conversation``, ``records``, ``text``), never an edge or
-anything that knows HTML. ``default_definitions()`` is the full set in registration order (Chat Definitions first,
-then Trajectory, then the state-only inbox, the fallback last); the edges wire it in.
+Rules: Definitions fold, nothing else: they import the core's contract and vocabulary only (``assembler.definition``,
+``views``, ``records``, ``locations``, ``text``), never paging, expansion, an edge or anything that knows HTML.
+``default_definitions()`` is the full set in registration order (Chat Definitions first, then Trajectory, then the
+state-only inbox, the fallback last); the edges wire it in.
 """
 
 from __future__ import annotations
 
-from assembler.conversation import Definition
+from assembler.definition import Definition
 
 from .chat_assistant import ChatAssistant
 from .command import Command
@@ -16,7 +17,6 @@ from .input_message import InboxNextStep, InputMessage
 from .notices import Compaction, RetryNotice, TurnNotice
 from .tool import Tool
 from .trajectory_assistant import TrajectoryAssistant, TrajectoryTurnEnd
-from .transcript import Mode, Transcript, assemble_entries, assemble_page, canonical_json, digest
 from .turn_tail import TurnTail
 
 __all__ = [
@@ -32,14 +32,8 @@ __all__ = [
     "RetryNotice",
     "Compaction",
     "Fallback",
-    "Transcript",
-    "Mode",
     "default_definitions",
     "core_definitions",
-    "assemble_page",
-    "assemble_entries",
-    "canonical_json",
-    "digest",
 ]
 
 

@@ -17,8 +17,7 @@ from msgspec import UNSET
 
 from assembler.records import SessionEvent, ToolCallRowData
 from assembler.text import JS_WHITESPACE
-
-from ._views import (
+from assembler.views import (
     BlockView,
     ImageBlockView,
     OtherBlockView,

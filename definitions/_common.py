@@ -10,11 +10,10 @@ from typing import Any
 
 import msgspec
 
-from assembler.conversation import Context, Match
+from assembler.definition import Context, Match
 from assembler.records import SessionEvent
 from assembler.text import js_number_str, safe_index
-
-from ._views import Provenance
+from assembler.views import Provenance
 
 __all__ = [
     "OFFSETS",

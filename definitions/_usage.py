@@ -12,8 +12,7 @@ from typing import Any
 from msgspec import UNSET
 
 from assembler.records import MAX_SAFE_INTEGER
-
-from ._views import Provenance, TokenUsage
+from assembler.views import Provenance, TokenUsage
 
 __all__ = ["UsageFold"]
 

@@ -4,6 +4,8 @@ Rules (ASSEMBLY 5.3): ``step/start`` starts, with id ``"turn:step"``; chunks, ro
 ``assistant/message`` and ``llm/retry`` update. Scalar chunks and packed rows go through the shared block fold
 (``_blocks.StreamFold``) and give the same state. A retry resets everything but ``firstTokenTime`` and hides the
 node; a closed step or turn without a message yields a synthetic interrupted node at boundary seq - 0.9.
+A tool call is shown once: in its step while it streams, then in its own ``tool`` row. So the tool events ``Tool``
+claims are claimed here too, as updates that change no state: the step is published again when its call gets a row.
 """
 
 from __future__ import annotations
@@ -12,17 +14,8 @@ from typing import Any, Literal
 
 from msgspec import UNSET
 
-from assembler.conversation import (
-    Context,
-    Definition,
-    LocationData,
-    Match,
-    Publication,
-    Reader,
-    Role,
-    ViewNode,
-    node_location,
-)
+from assembler.definition import Context, Definition, Match, Reader, Role, Urgency, node_location
+from assembler.views import AssistantNode, AssistantStepData, LocationData, Timing, ViewNode
 
 from ._blocks import StreamFold, content_views, view_visible
 from ._common import (
@@ -35,9 +28,11 @@ from ._common import (
     message_id,
     turn_step_id,
 )
-from ._views import AssistantNode, AssistantStepData, Timing
+from .tool import Tool
 
 __all__ = ["ChatAssistant", "ChatState", "ChatProjection"]
+
+_TOOL = Tool()  # its ``match`` says which tool events give a call its own row
 
 
 class ChatState:
@@ -136,11 +131,14 @@ class ChatAssistant(Definition):
 
     kind = "assistant-step"
     target = "chat"
-    event_types = frozenset({"step/start", "assistant/chunk", "assistant/message", "llm/retry", *ROW_TYPES})
+    event_types = frozenset({"step/start", "assistant/chunk", "assistant/message", "llm/retry", *ROW_TYPES,
+                             *Tool.event_types})
 
     def match(self, event: Any) -> tuple[str, Role] | None:
         etype = event.type
         if etype == "assistant/message" and not is_append(event):
+            return None
+        if etype in Tool.event_types and _TOOL.match(event) is None:
             return None
         id = turn_step_id(event)
         if id is None:
@@ -156,7 +154,7 @@ class ChatAssistant(Definition):
         apply(state, match)
         return state
 
-    def publication(self, match: Match) -> Publication:
+    def publication(self, match: Match) -> Urgency:
         etype = match.event.type
         if etype == "step/start":
             return "none"

@@ -14,42 +14,17 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from msgspec import UNSET, Struct, UnsetType
+from msgspec import UNSET, UnsetType
 
-from assembler.conversation import Context, Definition, Match, Reader, Role, ViewNode, node_location
+from assembler.definition import Context, Definition, Match, Reader, Role, node_location
 from assembler.text import js_number_str, safe_index
+from assembler.views import CommandData, CommandOutcome, ViewNode
 
 from ._common import data_of
 
-__all__ = ["Command", "CommandData", "CommandOutcome", "command_input"]
+__all__ = ["Command", "command_input"]
 
 _encode = msgspec.json.Encoder().encode
-
-
-class CommandOutcome(Struct, frozen=True, omit_defaults=True):
-    """The ``command/done`` that settled the command: its ``kind`` as written, its seq/time, text and source seq."""
-
-    kind: Any
-    seq: int
-    time: int
-    text: str | UnsetType = UNSET
-    sourceEventSeq: int | UnsetType = UNSET
-
-
-class CommandData(Struct, frozen=True, omit_defaults=True):
-    """``command`` node data. ``name``/``args``/``input``/``runSeq`` are None when the run is outside the window."""
-
-    kind: str
-    commandId: str
-    name: Any
-    args: Any
-    input: str | None
-    status: str
-    seq: int
-    time: int
-    runSeq: int | None
-    source: Any = UNSET
-    outcome: CommandOutcome | UnsetType = UNSET
 
 
 def _as_text(value: Any) -> str:

@@ -10,26 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from msgspec import UNSET, Struct, UnsetType
+from msgspec import UNSET
 
-from assembler.conversation import Context, Definition, Match, Reader, Role, ViewNode, node_location
+from assembler.definition import Context, Definition, Match, Reader, Role, node_location
+from assembler.views import EventData, ViewNode
 
 from ._common import ROW_TYPES
 
-__all__ = ["Fallback", "EventData", "SUMMARY_CHARS"]
+__all__ = ["Fallback", "SUMMARY_CHARS"]
 
 SUMMARY_CHARS = 160
 _encode = msgspec.json.Encoder().encode
-
-
-class EventData(Struct, frozen=True, omit_defaults=True):
-    kind: str
-    type: str
-    seq: int
-    time: int
-    summary: str
-    ignorable: bool | UnsetType = UNSET
-    truncated: bool | UnsetType = UNSET
 
 
 def summarize(data: Any) -> tuple[str, bool]:

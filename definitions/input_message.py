@@ -10,24 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from msgspec import UNSET, Struct
+from msgspec import UNSET
 
-from assembler.conversation import Context, Definition, Match, Reader, Role, ViewNode, node_location
+from assembler.definition import Context, Definition, Match, Reader, Role, node_location
+from assembler.views import InputMessageData, ViewNode
 
 from ._blocks import content_views
 from ._common import data_of, is_append
-from ._views import BlockView
 
-__all__ = ["InputMessage", "InboxNextStep", "InputMessageData"]
-
-
-class InputMessageData(Struct, frozen=True, omit_defaults=True):
-    kind: str
-    seq: int
-    time: int
-    messageId: Any
-    blocks: list[BlockView]
-    source: Any = UNSET
+__all__ = ["InputMessage", "InboxNextStep"]
 
 
 def _is_checkpoint(data: dict[str, Any]) -> bool:

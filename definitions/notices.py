@@ -10,45 +10,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from msgspec import UNSET, Struct, UnsetType
+from msgspec import UNSET
 
-from assembler.conversation import Context, Definition, Match, Reader, Role, ViewNode, node_location
+from assembler.definition import Context, Definition, Match, Reader, Role, node_location
+from assembler.views import CompactionData, NoticeData, ViewNode
 
 from ._blocks import content_views
 from ._common import data_of, display_failure
-from ._views import BlockView
 
-__all__ = ["TurnNotice", "RetryNotice", "Compaction", "NoticeData", "CompactionData"]
+__all__ = ["TurnNotice", "RetryNotice", "Compaction"]
 
 _TURN_KINDS = {"error": "turn-error", "max-tokens": "max-tokens", "aborted": "interrupted",
                "interrupted": "interrupted", "blocked": "blocked"}
-
-
-class NoticeData(Struct, frozen=True, omit_defaults=True):
-    kind: str
-    seq: int
-    time: int
-    turn: Any = UNSET
-    step: Any = UNSET
-    message: str | UnsetType = UNSET
-    code: str | UnsetType = UNSET
-    reason: Any = UNSET
-    retry: Any = UNSET
-    maxRetries: Any = UNSET
-    delayMs: Any = UNSET
-    resumed: bool | UnsetType = UNSET
-
-
-class CompactionData(Struct, frozen=True, omit_defaults=True):
-    kind: str
-    seq: int
-    time: int
-    status: str
-    turn: Any = UNSET
-    summary: list[BlockView] | UnsetType = UNSET
-    shadowedRange: Any = UNSET
-    shadowedTokenCount: Any = UNSET
-    error: Any = UNSET
 
 
 def _node(definition: Definition, context: Context, first: Match, data: Any) -> ViewNode:

@@ -10,35 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from msgspec import UNSET, Struct, UnsetType
+from msgspec import UNSET, UnsetType
 
-from assembler.conversation import Context, Definition, Match, Reader, Role, ViewNode, node_location
+from assembler.definition import Context, Definition, Match, Reader, Role, node_location
+from assembler.views import ToolData, ToolResultView, ViewNode
 
 from ._blocks import content_views
 from ._common import closed_boundary, data_of, is_append, message_of
-from ._views import BlockView
 
-__all__ = ["Tool", "ToolData", "ToolResultView", "result_call_id"]
-
-
-class ToolResultView(Struct, frozen=True, omit_defaults=True):
-    seq: int
-    time: int
-    isError: bool
-    blocks: list[BlockView]
-    error: Any = UNSET
-
-
-class ToolData(Struct, frozen=True, omit_defaults=True):
-    kind: str
-    callId: Any
-    name: Any
-    arguments: Any
-    turn: Any
-    step: Any
-    status: str
-    callSeq: int | None
-    result: ToolResultView | UnsetType = UNSET
+__all__ = ["Tool", "result_call_id"]
 
 
 def _result_block(data: dict[str, Any]) -> dict[str, Any]:

@@ -12,17 +12,17 @@ from typing import Any
 
 from msgspec import UNSET
 
-from assembler.conversation import (
-    Context,
-    Definition,
-    Match,
-    Publication,
-    Reader,
-    Role,
-    ViewNode,
-    node_location,
-)
+from assembler.definition import Context, Definition, Match, Reader, Role, Urgency, node_location
 from assembler.locations import UNRESOLVED
+from assembler.views import (
+    AssistantNode,
+    Timing,
+    TrajectoryAssistantData,
+    TrajectoryPartial,
+    TrajectoryRequest,
+    TrajectoryTurnEndData,
+    ViewNode,
+)
 
 from ._blocks import StreamFold, content_views
 from ._common import (
@@ -35,14 +35,6 @@ from ._common import (
     message_id,
     message_provenance,
     turn_step_id,
-)
-from ._views import (
-    AssistantNode,
-    Timing,
-    TrajectoryAssistantData,
-    TrajectoryPartial,
-    TrajectoryRequest,
-    TrajectoryTurnEndData,
 )
 
 __all__ = ["TrajectoryAssistant", "TrajectoryTurnEnd", "TrajectoryState", "add_usage"]
@@ -164,7 +156,7 @@ class TrajectoryAssistant(Definition):
         apply(state, match)
         return state
 
-    def publication(self, match: Match) -> Publication:
+    def publication(self, match: Match) -> Urgency:
         etype = match.event.type
         if etype == "step/start":
             return "none"

@@ -14,22 +14,12 @@ from typing import Any, Literal
 
 from msgspec import UNSET
 
-from assembler.conversation import (
-    Context,
-    Definition,
-    LocationData,
-    Match,
-    Publication,
-    Reader,
-    Role,
-    ViewNode,
-    node_location,
-)
+from assembler.definition import Context, Definition, Match, Reader, Role, Urgency, node_location
 from assembler.text import JS_WHITESPACE, js_number_str
+from assembler.views import AssistantStepData, LocationData, StepRef, TextBlockView, TurnTailData, ViewNode
 
 from ._common import OFFSETS, ROW_TYPES, data_of, is_append, message_content, turn_id
 from ._usage import UsageFold
-from ._views import AssistantStepData, StepRef, TextBlockView, TurnTailData
 
 __all__ = ["TurnTail", "TurnTailState"]
 
@@ -187,7 +177,7 @@ class TurnTail(Definition):
         feed(state, match)
         return state
 
-    def publication(self, match: Match) -> Publication:
+    def publication(self, match: Match) -> Urgency:
         return "immediate" if match.event.type == "turn/end" else "none"
 
     def anchor(self, state: TurnTailState) -> int | float:

@@ -22,8 +22,8 @@ from assembler.chunk_rows import pack_chunk_runs
 from assembler.conversation import ConversationAssembler
 from assembler.history import history_records
 from assembler.records import SessionPage, decode_page, encode
+from assembler.transcript import Transcript, canonical_json, digest, transcript
 from definitions import core_definitions
-from definitions.transcript import Transcript, _sorted, canonical_json, digest
 from perf.synthetic import DELTA_EVENTS, DELTA_RUNS, LOGICAL_EVENTS, history_transport_events, whitespace_prefix_page
 
 __all__ = ["main", "run"]
@@ -50,8 +50,7 @@ def fold(page: SessionPage) -> tuple[Transcript, ConversationAssembler]:
     asm.replace_window(page.records, page.hasMore)
     result = asm.flush()
     assert result is not None
-    views = result.views
-    return Transcript(_sorted(views["chat"].nodes), _sorted(views["trajectory"].nodes), result.timeline), asm
+    return transcript(result), asm
 
 
 def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 3,
@@ -65,12 +64,12 @@ def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 
     digests = {}
     for mode, data in (("scalar", scalar_bytes), ("packed", packed_bytes)):
         decode_s, page = _median_time(lambda data=data: decode_page(data), repeat)
-        fold_s, (transcript, asm) = _median_time(lambda page=page: fold(page), repeat)
-        digests[mode] = digest(canonical_json(transcript))
+        fold_s, (folded, asm) = _median_time(lambda page=page: fold(page), repeat)
+        digests[mode] = digest(canonical_json(folded))
         out[mode] = {"records": len(page.records), "json_bytes": len(data), "decode_ms": decode_s * 1e3,
                      "fold_ms": fold_s * 1e3, "total_ms": (decode_s + fold_s) * 1e3,
                      "inputs": asm.entry_count, "digest": digests[mode]}
-        del page, transcript, asm
+        del page, folded, asm
     if runs == DELTA_RUNS and total_deltas == DELTA_EVENTS:
         assert out["scalar"]["records"] == LOGICAL_EVENTS
         assert out["packed"]["records"] == 696
@@ -81,7 +80,7 @@ def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 
     ws: dict[str, Any] = {}
     for n in ws_sizes:
         page = decode_page(encode(whitespace_prefix_page(n)))
-        times, (transcript, asm) = _times(lambda page=page: fold(page), ws_repeat)
+        times, (folded, asm) = _times(lambda page=page: fold(page), ws_repeat)
         median = statistics.median(times)
         stream = asm.context("assistant-step", "1:1").state.stream  # type: ignore[union-attr]
         row = page.records[1].event

@@ -54,14 +54,15 @@ def _split(path: Path) -> dict[str, float]:
     """Milliseconds of the packed path's stages inside one process (after start-up)."""
     from assembler.history import MessageIndex
     from assembler.store.jsonl import read_session
-    from definitions import assemble_page, canonical_json
+    from assembler.transcript import assemble, canonical_json
+    from definitions import default_definitions
 
     t0 = time.perf_counter()
     records = read_session(path).records
     t1 = time.perf_counter()
     page = MessageIndex(records).session_page(None, None, None)
     t2 = time.perf_counter()
-    canonical_json(assemble_page(page))
+    canonical_json(assemble(page.records, page.hasMore, default_definitions()))
     t3 = time.perf_counter()
     return {"read_ms": round((t1 - t0) * 1e3, 2), "page_ms": round((t2 - t1) * 1e3, 2),
             "fold_ms": round((t3 - t2) * 1e3, 2)}

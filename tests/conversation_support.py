@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from msgspec import UNSET
+
+from assembler.definition import Definition
 from assembler.history import storage_page_bytes
-from assembler.records import ChunksRecord, EventRecord, SessionPage, decode_page
-from definitions import Transcript, assemble_page, canonical_json
+from assembler.records import ChunksRecord, EventRecord, HistoryRecord, SessionPage, decode_page
+from assembler.transcript import Transcript, assemble, canonical_json
+from assembler.views import NodeLocation, ViewNode
+from definitions import default_definitions
 
 T0 = 1_700_000_000_000
 
@@ -82,6 +88,22 @@ class Session:
                                       "provider": "p", "mode": "normal", "policyKey": "k", "retry": retry,
                                       "maxRetries": 3, "delayMs": 100,
                                       "failure": {"message": message, "code": code}})
+
+
+def assemble_entries(records: Sequence[HistoryRecord], has_more: bool,
+                     definitions: Sequence[Definition] | None = None) -> Transcript:
+    """The core ``assemble`` with the default Definitions unless others are given (what the edges wire in)."""
+    return assemble(records, has_more, default_definitions() if definitions is None else definitions)
+
+
+def assemble_page(p: SessionPage, definitions: Sequence[Definition] | None = None) -> Transcript:
+    return assemble_entries(p.records, p.hasMore, definitions)
+
+
+def view_node(kind: str, data: Any, key: str = "k", anchor: int | float = 0, visibility: Any = UNSET) -> ViewNode:
+    """A chat node as a Definition publishes it (tests of the renderer build their own)."""
+    return ViewNode(key=key, kind=kind, id=key, target="chat", anchorSeq=anchor, location=NodeLocation("session"),
+                    data=data, visibility=visibility)
 
 
 def page(events: list[dict[str, Any]], mode: str, max_messages: int | None = None) -> SessionPage:

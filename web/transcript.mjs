@@ -4,7 +4,6 @@
 // assigned with innerHTML; every other string goes through textContent.
 
 const NEAR_MARGIN = "1200px 0px"; // render a little ahead of what is on screen
-const HIDDEN_KINDS = new Set(["event"]);
 
 function estimateHeight(meta) {
   const size = Math.min(meta.size || 0, 20000);
@@ -97,7 +96,7 @@ export class TranscriptView {
   }
 
   _shown(meta) {
-    return this.showEvents || (!meta.hidden && !HIDDEN_KINDS.has(meta.kind));
+    return this.showEvents || !meta.hidden; // meta.hidden: decided once, in Python (assembler.views)
   }
 
   _insertOrdered(key) {

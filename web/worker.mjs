@@ -110,7 +110,7 @@ const OPS = {
   reset: async () => { call("reset"); return null; },
   render: async (_id, { keys }) => call("render", keys),
   renderMore: async (_id, { key, block, offset }) => call("render_more", key, block, offset),
-  renderSection: async (_id, { key, block }) => call("render_think", key, block),
+  renderSection: async (_id, { key, block }) => call("render_section", key, block),
   findSeq: async (_id, { seq }) => call("find_seq", seq),
   heapSize: async () => pyodide._module.HEAP8.length,
   // Test and benchmark hook: runs code in this worker's Python; the last expression must be a str.

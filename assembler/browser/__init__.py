@@ -17,7 +17,6 @@ from .local import (
     FileLoad,
 )
 from .updates import (
-    HIDDEN_KINDS,
     as_bytes,
 )
 from .viewer import (
@@ -25,4 +24,4 @@ from .viewer import (
     Viewer,
 )
 
-__all__ = ["FileLoad", "Viewer", "VIEWER", "as_bytes", "HIDDEN_KINDS"]
+__all__ = ["FileLoad", "Viewer", "VIEWER", "as_bytes"]

@@ -12,14 +12,11 @@ from typing import Any
 
 import msgspec
 
-from definitions.transcript import Transcript, canonical_json
-
 from .. import render
-from ..conversation import FlushResult, ViewNode
 from ..journal import PageRequest
+from ..views import InputMessageData, ViewNode, hidden_by_default
 
 __all__ = [
-    "HIDDEN_KINDS",
     "NodeMeta",
     "as_bytes",
     "encode_json",
@@ -27,11 +24,7 @@ __all__ = [
     "node_meta",
     "request_value",
     "error_value",
-    "transcript_bytes",
 ]
-
-HIDDEN_KINDS = frozenset({"event"})
-"""Chat node kinds the page hides unless "show all events" is on (the fallback's one-row-per-unclaimed-event)."""
 
 encode_json = msgspec.json.Encoder().encode
 """Any result value → the JSON bytes the page receives."""
@@ -66,14 +59,13 @@ class NodeMeta(msgspec.Struct, omit_defaults=True):
 
 
 def node_meta(node: ViewNode, rev: int) -> NodeMeta:
-    """The metadata of chat node ``node`` at revision ``rev``: its label and text size come from ``render``."""
-    data = msgspec.to_builtins(node.data)
-    as_dict = {"kind": node.kind, "data": data}
-    size = sum(len(text) for _, text in render.node_text_blocks(as_dict))
-    role = data.get("kind") if node.kind == "input-message" and type(data) is dict else None
-    return NodeMeta(key=node.key, kind=node.kind, seq=node.anchorSeq, rev=rev,
-                    label=render.node_label(as_dict), size=size,
-                    hidden=node.visibility == "hidden" or node.kind in HIDDEN_KINDS, role=role)
+    """The metadata of chat node ``node`` at revision ``rev``: its label and text size come from ``render``;
+    ``hidden`` is the one decision of what the page shows only with "show all events" (``views``)."""
+    size = sum(len(text) for _, text in render.node_text_blocks(node))
+    data = node.data
+    role = data.kind if node.kind == "input-message" and type(data) is InputMessageData else None
+    return NodeMeta(key=node.key, kind=node.kind, seq=node.anchorSeq, rev=rev, label=render.node_label(node),
+                    size=size, hidden=hidden_by_default(node), role=role)
 
 
 def request_value(request: PageRequest) -> dict[str, Any]:
@@ -89,12 +81,3 @@ def error_value(exc: BaseException, where: str) -> dict[str, Any]:
     message = getattr(exc, "message", None) or str(exc)
     return {"where": where, "message": str(message), "line": line if type(line) is int else None,
             "seq": seq if type(seq) is int else None, "text": str(exc), "type": type(exc).__name__}
-
-
-def transcript_bytes(result: FlushResult) -> bytes:
-    """The canonical transcript of a full replace, exactly as ``definitions.assemble_page`` builds it."""
-    views = result.views
-    chat = views["chat"].nodes if "chat" in views else []
-    traj = views["trajectory"].nodes if "trajectory" in views else []
-    by_seq = lambda n: n.anchorSeq
-    return canonical_json(Transcript(sorted(chat, key=by_seq), sorted(traj, key=by_seq), result.timeline))

@@ -14,15 +14,13 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import msgspec
-
 from definitions import default_definitions
 
 from .. import render
-from ..conversation import ConversationAssembler, FlushResult, ViewNode
+from ..conversation import ConversationAssembler
 from ..errors import AssemblerError
 from ..history import DEFAULT_MAX_MESSAGES, MessageIndex
-from ..journal import Append, JournalError, PageRequest, Prepend, Replace, session_journal
+from ..journal import Append, Journal, JournalError, PageRequest, Prepend, Replace, session_journal
 from ..logfile import LoadResult
 from ..records import (
     EventFrame,
@@ -34,16 +32,16 @@ from ..records import (
     decode_page,
     record_range,
 )
+from ..transcript import canonical_json, transcript
+from ..views import FlushResult, ViewNode, hidden_by_default
 from .local import FileLoad
 from .updates import (
-    HIDDEN_KINDS,
     as_bytes,
     elapsed_ms,
     encode_json,
     error_value,
     node_meta,
     request_value,
-    transcript_bytes,
 )
 
 __all__ = [
@@ -69,7 +67,7 @@ class Viewer:
     def reset(self) -> None:
         """Forget everything (a new session, file or page)."""
         self.assembler = ConversationAssembler(default_definitions())
-        self.journal = session_journal(DEFAULT_MAX_MESSAGES)
+        self.journal = _journal()
         self.chat: dict[str, ViewNode] = {}
         self.revs: dict[str, int] = {}
         self.trajectory: set[str] = set()
@@ -78,8 +76,7 @@ class Viewer:
         self.file: FileLoad | None = None
         self.load_result: LoadResult | None = None
         self.page_requests: dict[int, PageRequest] = {}
-        self._tool_ids: frozenset[str] = frozenset()
-        self._call_sigs: dict[str, tuple[bool, ...]] = {}
+        self._context: render.RenderContext | None = None
         self._live = False
 
     # -- applying publications ---------------------------------------------------------------------------------
@@ -99,58 +96,33 @@ class Viewer:
                 asm.append(out.entry)
         return requests
 
-    def _call_sig(self, node: ViewNode) -> tuple[bool, ...]:
-        data = node.data
-        blocks = getattr(data, "blocks", None) or ()
-        # Tool-call blocks are the ones with a callId (the block kind is a msgspec tag, not an attribute).
-        return tuple(b.callId in self._tool_ids for b in blocks if hasattr(b, "callId"))
-
     def _take(self, result: FlushResult | None) -> tuple[bool, list[ViewNode], list[str]]:
-        """Fold a flush into ``self.chat``; returns ``(replace, changed nodes, removed keys)``."""
+        """Fold a flush into ``self.chat``; returns ``(replace, upserted nodes, removed keys)``. Every node the
+        assembler upserted gets a new rev (the page re-renders it): the assembler publishes what changed, including
+        an assistant step whose tool call got its own row (``ChatAssistant`` claims the tool events of its step)."""
         if result is None:
             return False, [], []
-        chat = result.views.get("chat")
         traj = result.views.get("trajectory")
         if traj is not None:
             keys = {n.key for n in traj.nodes}
             self.trajectory = keys if traj.replace else self.trajectory | keys
+        chat = result.views.get("chat")
         if chat is None:
             return False, [], []
-        old = self.chat
+        self._context = None  # the render context follows the window
+        removed: list[str] = []
         if chat.replace:
             new = {n.key: n for n in chat.nodes}
-            removed = [k for k in old if k not in new]
+            removed = [k for k in self.chat if k not in new]
+            self.chat = new
+            for key in removed:
+                self.revs.pop(key, None)
         else:
-            new = dict(old)
-            new.update((n.key, n) for n in chat.nodes)
-            removed = []
-        self.chat = new
-        tool_ids = frozenset(n.id for n in new.values() if n.kind == "tool")
-        tools_changed = tool_ids != self._tool_ids
-        self._tool_ids = tool_ids
-        changed: list[ViewNode] = []
+            self.chat.update((n.key, n) for n in chat.nodes)
         for node in chat.nodes:
-            prev = old.get(node.key)
-            sig = self._call_sig(node) if node.kind == "assistant-step" else ()
-            if prev is None or prev != node or self._call_sigs.get(node.key) != sig:
-                self._rev += 1
-                self.revs[node.key] = self._rev
-                changed.append(node)
-            self._call_sigs[node.key] = sig
-        if tools_changed:  # an assistant step stops repeating a tool call once the call has its own row
-            seen = {n.key for n in changed}
-            for node in new.values():
-                if node.kind == "assistant-step" and node.key not in seen:
-                    sig = self._call_sig(node)
-                    if self._call_sigs.get(node.key) != sig:
-                        self._call_sigs[node.key] = sig
-                        self._rev += 1
-                        self.revs[node.key] = self._rev
-                        changed.append(node)
-        for key in removed:
-            self.revs.pop(key, None)
-            self._call_sigs.pop(key, None)
-        return chat.replace, changed, removed
+            self._rev += 1
+            self.revs[node.key] = self._rev
+        return chat.replace, chat.nodes, removed
 
     def _ordered(self) -> list[ViewNode]:
         return sorted(self.chat.values(), key=lambda n: n.anchorSeq)
@@ -174,7 +146,8 @@ class Viewer:
         return value
 
     def stats(self) -> dict[str, int]:
-        return {"records": len(self.journal.window), "inputs": self.assembler.entry_count,
+        # The assembler holds the window (the journal keeps only cursors): every entry is one input.
+        return {"records": self.assembler.entry_count, "inputs": self.assembler.entry_count,
                 "chatNodes": len(self.chat), "trajectoryNodes": len(self.trajectory)}
 
     def _flush_update(self, requests: Sequence[dict[str, Any]] = (), **extra: Any) -> dict[str, Any]:
@@ -194,7 +167,7 @@ class Viewer:
         extra: dict[str, Any] = {}
         if digest and result is not None:
             t0 = time.perf_counter()
-            canonical = transcript_bytes(result)
+            canonical = canonical_json(transcript(result))
             extra["digest"] = hashlib.sha256(canonical).hexdigest()
             extra["canonicalBytes"] = len(canonical)
             extra["msDigest"] = elapsed_ms(t0)
@@ -237,7 +210,7 @@ class Viewer:
                 if isinstance(frame, SnapshotFrame):
                     if self.journal.last_cursor is not None or self.journal.failed is not None:
                         if self.journal.failed is not None:
-                            self.journal = session_journal(DEFAULT_MAX_MESSAGES)
+                            self.journal = _journal()
                         else:
                             self.journal.reconnect()
                     self.header = frame.header
@@ -360,24 +333,19 @@ class Viewer:
 
     # -- entry points: HTML ----------------------------------------------------------------------------------------
 
-    def _context(self) -> render.RenderContext:
-        starts: dict[Any, int] = {}
-        for turn, tl in self.assembler.index.turns.items():
-            if tl.start is not None:
-                starts[turn] = tl.start.time
-        return render.RenderContext(turn_start_times=starts, shown_calls=self._tool_ids)
-
-    def _node_dict(self, key: str) -> dict[str, Any] | None:
-        node = self.chat.get(key)
-        return None if node is None else msgspec.to_builtins(node)
+    def _render_context(self) -> render.RenderContext:
+        """Built once per window state (dropped by every flush that changes the chat)."""
+        if self._context is None:
+            self._context = render.render_context(self.assembler.index.turns, self.chat.values())
+        return self._context
 
     def render(self, keys: Sequence[str]) -> bytes:
         """HTML of the given chat nodes: ``{"html": {key: html}, "revs": {key: rev}}`` (unknown keys are left out)."""
-        context = self._context()
+        context = self._render_context()
         html: dict[str, str] = {}
         revs: dict[str, int] = {}
         for key in keys:
-            node = self._node_dict(str(key))
+            node = self.chat.get(str(key))
             if node is None:
                 continue
             html[key] = render.render_node(node, context=context)
@@ -386,13 +354,13 @@ class Viewer:
 
     def render_more(self, key: str, block: int, offset: int) -> bytes:
         """The next slice of a long text block (after "Show more")."""
-        node = self._node_dict(str(key))
+        node = self.chat.get(str(key))
         html = "" if node is None else render.render_block_slice(node, int(block), int(offset))
         return encode_json({"html": html})
 
-    def render_think(self, key: str, block: int) -> bytes:
-        """The body of a Think row, when it is opened."""
-        node = self._node_dict(str(key))
+    def render_section(self, key: str, block: int) -> bytes:
+        """The body of a collapsed row (Think, tool, context, summary), when it is opened."""
+        node = self.chat.get(str(key))
         html = "" if node is None else render.render_section(node, int(block))
         return encode_json({"html": html})
 
@@ -402,7 +370,7 @@ class Viewer:
         first = self.journal.first_cursor
         best: ViewNode | None = None
         for node in self._ordered():
-            if node.visibility == "hidden" or node.kind in HIDDEN_KINDS:
+            if hidden_by_default(node):
                 continue
             if node.anchorSeq <= seq:
                 best = node
@@ -413,6 +381,11 @@ class Viewer:
                 break
         in_window = first is None or seq >= first or not self.journal.has_more
         return encode_json({"key": None if best is None else best.key, "inWindow": in_window})
+
+
+def _journal() -> Journal[HistoryRecord]:
+    """The window's journal: cursors and continuity only; the assembler holds the entries (kept once)."""
+    return session_journal(DEFAULT_MAX_MESSAGES, keep_window=False)
 
 
 def _tail(records: Sequence[HistoryRecord]) -> int:

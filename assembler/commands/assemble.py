@@ -33,9 +33,10 @@ def register(sub: Any) -> None:
 
 
 def cmd_assemble(args: argparse.Namespace) -> int:
-    from definitions import assemble_page, canonical_json, digest
+    from definitions import default_definitions
 
     from ..history import MessageIndex
+    from ..transcript import assemble, canonical_json, digest
 
     if args.max_messages is not None and args.max_messages < 1:
         return fail("--max-messages must be >= 1", 2)
@@ -45,7 +46,7 @@ def cmd_assemble(args: argparse.Namespace) -> int:
     max_messages = None if args.all else args.max_messages
     try:
         page = MessageIndex(result.records).session_page(None, None, max_messages, scalar=args.mode == "scalar")
-        out = canonical_json(assemble_page(page))
+        out = canonical_json(assemble(page.records, page.hasMore, default_definitions()))
     except AssemblerError as exc:
         error(args.file, str(exc))
         return 1

@@ -12,8 +12,6 @@ import argparse
 import os
 from typing import Any
 
-import msgspec
-
 from ..errors import AssemblerError
 from ..history import MessageIndex
 from ._common import fail, load
@@ -50,23 +48,23 @@ def export_html(records: list[Any], *, title: str, max_messages: int | None = No
     """The export document for a session's storage records (``LoadResult.records``).
 
     Raises:
-        AssemblerError: the records break the assembler contract.
-        msgspec.ValidationError: a record is not a valid wire record.
+        AssemblerError: the records break the assembler contract, or an event is not a valid wire event.
     """
     from definitions import default_definitions
 
     from .. import render
     from ..conversation import ConversationAssembler
+    from ..transcript import transcript
+    from ..views import HIDDEN_KINDS
 
     page = MessageIndex(records).session_page(None, None, max_messages)
     assembler = ConversationAssembler(default_definitions())
     assembler.replace_window(page.records, page.hasMore)
     result = assembler.flush()
-    chat = result.views["chat"].nodes if result is not None and "chat" in result.views else []
-    nodes = [msgspec.to_builtins(n) for n in sorted(chat, key=lambda n: n.anchorSeq) if n.kind != "event"]
-    starts = {turn: tl.start.time for turn, tl in assembler.index.turns.items() if tl.start is not None}
-    shown = {n["id"] for n in nodes if n["kind"] == "tool"}
-    context = render.RenderContext(turn_start_times=starts, shown_calls=shown)
+    assert result is not None  # replace_window always leaves a flush pending
+    # Rows of a hidden kind are left out; nodes a Definition hid are written hidden (no script can show them).
+    nodes = [n for n in transcript(result).chat if n.kind not in HIDDEN_KINDS]
+    context = render.render_context(assembler.index.turns, nodes)
     if page.hasMore:
         note = f"Showing the newest {max_messages} messages; older history is not included."
         banner = f"{banner} {note}".strip()
@@ -88,7 +86,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     title = args.title or _session_title(result.records) or os.path.basename(args.file)
     try:
         document = export_html(result.records, title=title, max_messages=args.max_messages, banner=banner)
-    except (AssemblerError, msgspec.ValidationError) as exc:
+    except AssemblerError as exc:
         error(args.file, str(exc))
         return 1
     with output(args.output, inputs=[args.file]) as out:

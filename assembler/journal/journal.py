@@ -66,8 +66,8 @@ class Journal(Generic[E]):
     Feed it in stream order: ``opened`` (first item of every generation), ``entry`` (live items), ``end`` (the
     stream closed), ``reconnect`` (a new physical connection starts; the next item must be ``opened``). Each call
     returns the publications to apply and any ``PageRequest`` to answer with ``page``/``page_failed``. The journal
-    also applies its publications to ``window`` (the published entries, oldest first), ``has_more`` and
-    ``revision``.
+    also applies its publications to ``has_more``, ``revision`` and, unless ``keep_window`` is False (a client whose
+    assembler already holds the entries), to ``window`` (the published entries, oldest first).
 
     Raises (from every feeding method):
         ProtocolViolation: the input broke a rule; the window stays as last published.
@@ -75,8 +75,10 @@ class Journal(Generic[E]):
     """
 
     def __init__(self, range_of: Callable[[E], tuple[int, int]], *, stream: str = STREAM_NAME,
-                 max_messages: int | None = None, live_check: Callable[[E], None] | None = None) -> None:
+                 max_messages: int | None = None, live_check: Callable[[E], None] | None = None,
+                 keep_window: bool = True) -> None:
         self._range = range_of
+        self._keep_window = keep_window
         self.stream = stream
         self.max_messages = max_messages
         self._live_check = live_check
@@ -137,13 +139,16 @@ class Journal(Generic[E]):
         return EMPTY_CURSOR if tail is None else tail
 
     def _publish(self, publication: Publication) -> Publication:
+        keep = self._keep_window
         if isinstance(publication, Replace):
-            self.window = list(publication.entries)
+            if keep:
+                self.window = list(publication.entries)
             self.has_more = publication.has_more
         elif isinstance(publication, Prepend):
-            self.window[:0] = publication.entries
+            if keep:
+                self.window[:0] = publication.entries
             self.has_more = publication.has_more
-        else:
+        elif keep:
             self.window.append(publication.entry)
         self.revision += 1
         return publication
@@ -316,7 +321,7 @@ def _scalar_live(record: HistoryRecord) -> None:
         raise PackedLiveRecord(f"seq {record.event.seq}")
 
 
-def session_journal(max_messages: int | None = None) -> Journal[HistoryRecord]:
+def session_journal(max_messages: int | None = None, *, keep_window: bool = True) -> Journal[HistoryRecord]:
     """A journal over wire ``HistoryRecord`` Structs, as the session adapter uses it (PROTOCOL 3.3): ranges from
     ``record_range``, and a live ``chunks`` append is a protocol violation."""
-    return Journal(record_range, max_messages=max_messages, live_check=_scalar_live)
+    return Journal(record_range, max_messages=max_messages, live_check=_scalar_live, keep_window=keep_window)

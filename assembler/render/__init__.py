@@ -5,8 +5,10 @@ tables and strikethrough) with raw HTML off, a nesting limit, links limited to h
 ``#fragments``; images are never loaded (they render as a link or their alt text); code is highlighted by Pygments
 with CSS classes only (no ``style`` attributes); every other string is escaped. Rendering is bounded: text renders
 in slices of about ``SLICE_CHARS`` characters cut at a paragraph boundary, with a "Show more" control, and a
-collapsed Think block renders its body only when asked (``lazy=True``). Nodes arrive as plain dicts (the JSON form
-of a ``ViewNode``); unknown kinds and shapes render as a generic row, never an error. Pure: no I/O.
+collapsed Think block renders its body only when asked (``lazy=True``). Nodes are typed ``views.ViewNode``s, read
+as they are (never converted to plain values); an unknown kind, or data that is not the Struct its kind names,
+renders as a generic row, never an error. ``render_context`` builds the one context a window's nodes render with.
+Pure: no I/O.
 
 Modules: ``markdown`` (markdown-it and Pygments setup, escaping, safe links), ``slices`` (bounded text slices and
 "Show more"), ``texts`` (a node's text blocks, label and data readers), ``nodes`` (node → HTML per kind, and the
@@ -33,6 +35,7 @@ from .markdown import (
 from .nodes import (
     RenderContext,
     render_block_slice,
+    render_context,
     render_node,
     render_section,
 )
@@ -50,6 +53,7 @@ __all__ = [
     "HIGHLIGHT_LIMIT",
     "MAX_NESTING",
     "RenderContext",
+    "render_context",
     "escape",
     "is_safe_link",
     "markdown_html",

@@ -6,9 +6,9 @@ all; every node renders fully (``limit=None``, not lazy) since nothing on the pa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
+from ..views import ViewNode
 from .css import stylesheet
 from .markdown import escape
 from .nodes import RenderContext, render_node
@@ -19,24 +19,24 @@ __all__ = [
 ]
 
 
-def render_article(node: Mapping[str, Any], *, context: RenderContext | None = None, limit: int | None = None,
+def render_article(node: ViewNode, *, context: RenderContext | None = None, limit: int | None = None,
                    lazy: bool = False) -> str:
     """One node as a complete ``<article>`` (the static export's form; the page builds its own wrapper)."""
-    seq = node.get("anchorSeq")
-    kind = escape(node.get("kind", ""))
+    seq = node.anchorSeq
+    kind = escape(node.kind)
     anchor = f' id="seq-{escape(seq)}"' if seq is not None else ""
-    hidden = " hidden" if node.get("visibility") == "hidden" else ""
+    hidden = " hidden" if node.visibility == "hidden" else ""
     return (f'<article class="node kind-{kind}" data-kind="{kind}" data-seq="{escape(seq)}"{anchor}{hidden}>'
             f'{render_node(node, context=context, limit=limit, lazy=lazy)}</article>\n')
 
 
-def render_document(nodes: Iterable[Mapping[str, Any]], *, title: str, context: RenderContext | None = None,
+def render_document(nodes: Iterable[ViewNode], *, title: str, context: RenderContext | None = None,
                     banner: str = "") -> str:
     """A complete static HTML transcript: inline CSS, a CSP with no script at all, every node fully rendered
     (Think rows are native ``<details>``; nothing needs JavaScript)."""
     csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
     body = "".join(render_article(node, context=context, limit=None, lazy=False) for node in nodes
-                   if node.get("visibility") != "hidden")
+                   if node.visibility != "hidden")
     notice = f'<div class="notice notice-error" role="alert">{escape(banner)}</div>' if banner else ""
     return (
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"

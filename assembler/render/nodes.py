@@ -12,26 +12,44 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import msgspec
+from msgspec import UNSET
+
+from ..locations import TurnLocation
+from ..views import (
+    AssistantStepData,
+    CommandData,
+    CompactionData,
+    EventData,
+    ImageBlockView,
+    InputMessageData,
+    NoticeData,
+    ReasoningBlockView,
+    TextBlockView,
+    ToolCallBlockView,
+    ToolData,
+    TurnTailData,
+    ViewNode,
+)
 from .markdown import HIGHLIGHT_LIMIT, code_html, escape
 from .slices import SLICE_CHARS, sliced
 from .texts import (
+    blocks_text,
     clock_text,
     command_texts,
-    content_text,
     duration_text,
-    failure_text,
     first_line,
     input_role,
     input_text,
-    node_data,
+    json_text,
     node_text_blocks,
     token_count_text,
-    tool_call,
     tool_texts,
 )
 
 __all__ = [
     "RenderContext",
+    "render_context",
     "render_node",
     "render_block_slice",
     "render_section",
@@ -50,6 +68,13 @@ class RenderContext:
 
 
 _EMPTY_CONTEXT = RenderContext()
+
+
+def render_context(turns: Mapping[Any, TurnLocation], nodes: Iterable[ViewNode]) -> RenderContext:
+    """The context of one window (the page's and the export's): each turn's start time from its ``turn/start``, and
+    the call ids that have their own ``tool`` row among ``nodes``."""
+    starts = {turn: tl.start.time for turn, tl in turns.items() if tl.start is not None}
+    return RenderContext(turn_start_times=starts, shown_calls=(n.id for n in nodes if n.kind == "tool"))
 
 
 # --- node renderers ----------------------------------------------------------------------------------------------
@@ -100,38 +125,36 @@ def _streamed_call(name: Any, args: Any) -> str:
             f'<div class="mono"><div class="plain">{escape(shown)}</div></div></div>')
 
 
-def _render_assistant(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
+def _render_assistant(node: ViewNode, data: AssistantStepData, ctx: RenderContext, limit: int | None,
                       lazy: bool = True) -> str:
-    key = str(node.get("key", ""))
+    key = node.key
     parts: list[str] = []
     text_index = 0
-    for block in data.get("blocks") or []:
-        if type(block) is not dict:
-            continue
-        bkind = block.get("kind")
-        if bkind == "text" and type(block.get("text")) is str:
-            text = block["text"]
+    for block in data.blocks:
+        t = type(block)
+        if t is TextBlockView:
+            text = block.text  # type: ignore[union-attr]
             if text.strip():
                 parts.append(f'<div class="assistant-text md">'
                              f'{sliced(text, markdown=True, key=key, block=text_index, limit=limit)}</div>')
             text_index += 1
-        elif bkind == "reasoning" and type(block.get("text")) is str:
-            text = block["text"]
+        elif t is ReasoningBlockView:
+            text = block.text  # type: ignore[union-attr]
             if text.strip():
                 parts.append(_think(key, text_index, text, limit=limit, lazy=lazy))
             text_index += 1
-        elif bkind == "tool-call":
-            call_id = block.get("callId")
+        elif t is ToolCallBlockView:
+            call_id = block.callId  # type: ignore[union-attr]
             if type(call_id) is str and call_id in ctx.shown_calls:
                 continue
-            parts.append(_streamed_call(block.get("name"), block.get("argsRaw")))
-        elif bkind == "image":
+            parts.append(_streamed_call(block.name, block.argsRaw))  # type: ignore[union-attr]
+        elif t is ImageBlockView:
             parts.append('<div class="image-block">[image]</div>')
         else:
-            inner = block.get("block")
+            inner = getattr(block, "block", None)
             btype = inner.get("type") if type(inner) is dict else None
             parts.append(f'<div class="other-block">[{escape(btype or "content block")}]</div>')
-    status = data.get("status")
+    status = data.status
     if status == "interrupted":
         parts.append('<p class="notice notice-interrupted">Interrupted</p>')
     elif status == "running":
@@ -139,30 +162,30 @@ def _render_assistant(node: Mapping[str, Any], data: dict[str, Any], ctx: Render
     return "".join(parts)
 
 
-def _render_turn_tail(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
+def _render_turn_tail(node: ViewNode, data: TurnTailData, ctx: RenderContext, limit: int | None,
                       lazy: bool = True) -> str:
     bits: list[str] = []
-    clock = clock_text(data.get("time"))
+    clock = clock_text(data.time)
     if clock:
         bits.append(f'<span class="tail-clock">{clock}</span>')
-    start = ctx.turn_start_times.get(data.get("turn"))
-    end = data.get("time")
+    start = ctx.turn_start_times.get(data.turn)
+    end = data.time
     if type(start) is int and type(end) is int and end >= start:
         bits.append(f'<span class="tail-ran">Ran for {duration_text(end - start)}</span>')
-    ttft = data.get("ttftMs")
+    ttft = data.ttftMs
     if type(ttft) in (int, float):
         bits.append(f'<span class="tail-ttft">TTFT {duration_text(ttft)}</span>')
-    tps = data.get("tokensPerSecond")
+    tps = data.tokensPerSecond
     if type(tps) in (int, float):
         bits.append(f'<span class="tail-tps">{tps:.1f} tok/s</span>')
-    usage = data.get("tokenUsage")
-    if type(usage) is dict:
-        use = [f'Input {token_count_text(usage.get("uncachedInputTokens"))} tok',
-               f'Output {token_count_text(usage.get("outputTokens"))} tok']
-        if type(usage.get("cacheReadTokens")) is int:
-            use.append(f'Cache read {token_count_text(usage["cacheReadTokens"])} tok')
-        if type(usage.get("reasoningTokens")) is int:
-            use.append(f'Reasoning {token_count_text(usage["reasoningTokens"])} tok')
+    usage = data.tokenUsage
+    if usage is not UNSET:
+        use = [f"Input {token_count_text(usage.uncachedInputTokens)} tok",
+               f"Output {token_count_text(usage.outputTokens)} tok"]
+        if type(usage.cacheReadTokens) is int:
+            use.append(f"Cache read {token_count_text(usage.cacheReadTokens)} tok")
+        if type(usage.reasoningTokens) is int:
+            use.append(f"Reasoning {token_count_text(usage.reasoningTokens)} tok")
         bits.append(f'<span class="tail-usage">{" · ".join(use)}</span>')
     return f'<div class="turn-tail">{" ".join(bits)}</div>'
 
@@ -177,13 +200,13 @@ def _source_label(source: Any) -> str:
     return ""
 
 
-def _render_input(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
+def _render_input(node: ViewNode, data: InputMessageData, ctx: RenderContext, limit: int | None,
                   lazy: bool = True) -> str:
-    key = str(node.get("key", ""))
+    key = node.key
     role = input_role(data)
     text = input_text(data) or ""
     if role == "context":
-        who = _source_label(data.get("source"))
+        who = _source_label(data.source)
         title = f'<span class="row-label">Context injection</span> <span class="context-source">{escape(who)}</span>'
         if lazy:
             body = '<div class="context-body md" data-think-block="0" data-pending="1"></div>' if text else ""
@@ -192,25 +215,24 @@ def _render_input(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderCont
                     "</div>") if text else ""
         return f'<details class="context" data-block="0"><summary>{title}</summary>{body}</details>'
     label = "Steering" if role == "steering" else "User"
-    clock = clock_text(data.get("time"))
+    clock = clock_text(data.time)
     stamp = f' <span class="message-clock">{clock}</span>' if clock else ""
     return (f'<div class="user-message role-{escape(role)}"><div class="role-label">{label}{stamp}</div>'
             f'{sliced(text, markdown=False, key=key, block=0, limit=limit)}</div>')
 
 
-def _tool_error(data: Mapping[str, Any]) -> bool:
-    result = data.get("result")
-    return bool(data.get("status") in ("error", "failed") or data.get("isError")
-                or (type(result) is dict and (result.get("isError") or result.get("error"))))
+def _tool_error(data: ToolData) -> bool:
+    result = data.result
+    return bool(data.status in ("error", "failed") or (
+        result is not UNSET and (result.isError or result.error)))
 
 
-def _render_tool(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
-                 lazy: bool = True) -> str:
-    key = str(node.get("key", ""))
+def _render_tool(node: ViewNode, data: ToolData, ctx: RenderContext, limit: int | None, lazy: bool = True) -> str:
+    key = node.key
     pretty, is_json, result = tool_texts(data)
     error = _tool_error(data)
-    status = str(data.get("status") or "")
-    title = _tool_title(tool_call(data).get("name") or data.get("name"), pretty, error=error, status=status)
+    status = str(data.status or "")
+    title = _tool_title(data.name, pretty, error=error, status=status)
     if lazy:
         body = '<div class="tool-body" data-think-block="0" data-pending="1"></div>'
     else:
@@ -228,14 +250,18 @@ _ABORT_REASONS = {"user": "by the user", "parent": "by the parent agent", "dispo
                   "legacy": ""}
 
 
-def _render_turn_notice(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
+def _notice_message(data: NoticeData) -> str:
+    return data.message if type(data.message) is str else ""
+
+
+def _render_turn_notice(node: ViewNode, data: NoticeData, ctx: RenderContext, limit: int | None,
                         lazy: bool = True) -> str:
-    kind = data.get("kind")
-    code = data.get("code")
+    kind = data.kind
+    code = data.code
     if kind == "max-tokens":
         return _notice("notice-max-tokens", "Max tokens", "The response stopped at the output token limit.")
     if kind == "interrupted":
-        reason = data.get("reason")
+        reason = data.reason
         if type(reason) is dict:
             why = reason.get("reason") if reason.get("kind") == "hook" else _ABORT_REASONS.get(str(reason.get("kind")))
             text = " ".join(x for x in ("The turn was aborted", str(why or "")) if x) + "."
@@ -245,48 +271,51 @@ def _render_turn_notice(node: Mapping[str, Any], data: dict[str, Any], ctx: Rend
     if kind == "blocked":
         return _notice("notice-interrupted", "Blocked", "The turn was blocked.")
     label = "Error" + (f" ({code})" if type(code) is str and code else "")
-    return _notice("notice-error", label, failure_text(data) or "The turn ended with an error.")
+    return _notice("notice-error", label, _notice_message(data) or "The turn ended with an error.")
 
 
-def _render_retry(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
-                  lazy: bool = True) -> str:
-    retry, max_retries = data.get("retry"), data.get("maxRetries")
+def _value(value: Any) -> Any:
+    return None if value is UNSET else value
+
+
+def _render_retry(node: ViewNode, data: NoticeData, ctx: RenderContext, limit: int | None, lazy: bool = True) -> str:
+    retry, max_retries = _value(data.retry), _value(data.maxRetries)
     count = f"attempt {retry}/{max_retries}" if retry is not None and max_retries is not None else (
         f"attempt {retry}" if retry is not None else "")
-    delay = data.get("delayMs")
+    delay = data.delayMs
     wait = f"after {duration_text(delay)}" if type(delay) in (int, float) else ""
-    code = data.get("code")
-    failure = failure_text(data)
+    code = _value(data.code)
+    failure = _notice_message(data)
     why = f"{code}: {failure}" if type(code) is str and code and failure else (failure or str(code or ""))
     text = " ".join(x for x in (count, wait, "—" if why else "", why) if x)
     return _notice("notice-retry", "Retrying", text)
 
 
-def _render_compaction(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
+def _render_compaction(node: ViewNode, data: CompactionData, ctx: RenderContext, limit: int | None,
                        lazy: bool = True) -> str:
-    rng = data.get("shadowedRange")
-    tokens = data.get("shadowedTokenCount")
+    rng = data.shadowedRange
+    tokens = data.shadowedTokenCount
     count = None
     if type(rng) is dict and type(rng.get("start")) is int and type(rng.get("end")) is int:
         count = rng["end"] - rng["start"] + 1
     bits = [f"Compacted {count} history items" if count is not None else
-            ("Pruned history" if data.get("kind") == "prune" else "Compacting history")]
+            ("Pruned history" if data.kind == "prune" else "Compacting history")]
     if type(tokens) in (int, float):
         bits.append(f"(~{token_count_text(tokens)} tokens)")
-    status = data.get("status")
+    status = data.status
     if status == "running":
         bits.append("…")
-    error = data.get("error")
+    error = data.error
     css = "notice-compaction"
     if status == "error":
         css += " notice-error"
         bits.append("failed" + (f": {error}" if type(error) is str else
                                 f": {error.get('message')}" if type(error) is dict and error.get("message") else ""))
     head = _notice(css, "compact", " ".join(bits))
-    summary = content_text(data.get("summary"))
+    summary = blocks_text(data.summary)
     if not summary:
         return head
-    key = str(node.get("key", ""))
+    key = node.key
     if lazy:
         body = '<div class="context-body md" data-think-block="0" data-pending="1"></div>'
     else:
@@ -295,22 +324,19 @@ def _render_compaction(node: Mapping[str, Any], data: dict[str, Any], ctx: Rende
             f'<span class="think-title">{escape(first_line(summary))}</span></summary>{body}</details>')
 
 
-def _render_event(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
-                  lazy: bool = True) -> str:
-    etype = data.get("type", "event")
-    return (f'<div class="event-row"><span class="row-label">{escape(etype)}</span> '
-            f'<code class="event-summary">{escape(data.get("summary", ""))}</code></div>')
+def _render_event(node: ViewNode, data: EventData, ctx: RenderContext, limit: int | None, lazy: bool = True) -> str:
+    return (f'<div class="event-row"><span class="row-label">{escape(data.type)}</span> '
+            f'<code class="event-summary">{escape(data.summary)}</code></div>')
 
 
 _COMMAND_STATUSES = frozenset({"running", "success", "error", "done"})
 
 
-def _render_command(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
+def _render_command(node: ViewNode, data: CommandData, ctx: RenderContext, limit: int | None,
                     lazy: bool = True) -> str:
-    key = str(node.get("key", ""))
+    key = node.key
     line, output = command_texts(data)
-    status = data.get("status")
-    status = status if type(status) is str and status in _COMMAND_STATUSES else "done"
+    status = data.status if type(data.status) is str and data.status in _COMMAND_STATUSES else "done"
     if status == "error":
         badge = ' <span class="badge badge-error">Failed</span>'
     elif status == "running":
@@ -320,7 +346,7 @@ def _render_command(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderCo
     if line:
         shown = f'<div class="command-line">{sliced(line, markdown=False, key=key, block=0, limit=limit)}</div>'
     else:  # the command/run is outside the loaded history: only its id is known
-        shown = f'<span class="command-id">{escape(data.get("commandId", ""))}</span>'
+        shown = f'<span class="command-id">{escape(data.commandId)}</span>'
     head = (f'<div class="command-input" role="group" aria-label="Command input">'
             f'<span class="row-label command-label">Command</span>{badge}{shown}</div>')
     body = ""
@@ -330,57 +356,86 @@ def _render_command(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderCo
     return f'<div class="command-row command-{status}">{head}{body}</div>'
 
 
-def _render_generic(node: Mapping[str, Any], data: dict[str, Any], ctx: RenderContext, limit: int | None,
-                    lazy: bool = True) -> str:
-    kind = str(node.get("kind", "node"))
-    raw = json.dumps(data, ensure_ascii=False, indent=2, default=str)
-    title = first_line(input_text(data) or failure_text(data) or "", 120)
+def _json_title(data: Any) -> str:
+    """A title for raw node data: its input text (``blocks``/``text``/``content``/``message``), else its failure."""
+    if type(data) is not dict:
+        return ""
+    for key in ("blocks", "text", "content", "message"):
+        if key in data:
+            value = data[key]
+            if type(value) is dict and key == "message":
+                value = value.get("content")
+            text = json_text(value)
+            if text or value == "" or value == []:
+                if text:
+                    return text
+                break
+    for key in ("message", "error", "failure"):
+        value = data.get(key)
+        if type(value) is str and value:
+            return value
+        if type(value) is dict:
+            msg = value.get("message") or value.get("error")
+            if type(msg) is str:
+                return msg
+    return ""
+
+
+def _render_generic(node: ViewNode, data: Any, ctx: RenderContext, limit: int | None, lazy: bool = True) -> str:
+    """Any node the per-kind renderers do not take (unknown kind, unexpected data): its kind and its data as JSON."""
+    value = msgspec.to_builtins(data)
+    if type(value) is not dict:
+        value = {}
+    raw = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    title = first_line(_json_title(value), 120)
     body = code_html(raw if len(raw) <= HIGHLIGHT_LIMIT else raw[:HIGHLIGHT_LIMIT] + "\n…", "json")
-    return (f'<details class="generic"><summary><span class="row-label">{escape(kind)}</span> '
+    return (f'<details class="generic"><summary><span class="row-label">{escape(node.kind)}</span> '
             f'<span class="generic-title">{escape(title)}</span></summary>{body}</details>')
 
 
-_RENDERERS: dict[str, Callable[[Mapping[str, Any], dict[str, Any], RenderContext, int | None, bool], str]] = {
-    "assistant-step": _render_assistant,
-    "turn-tail": _render_turn_tail,
-    "input-message": _render_input,
-    "tool": _render_tool,
-    "turn-notice": _render_turn_notice,
-    "retry-notice": _render_retry,
-    "compaction": _render_compaction,
-    "command": _render_command,
-    "event": _render_event,
+_Renderer = Callable[[ViewNode, Any, RenderContext, "int | None", bool], str]
+_RENDERERS: dict[str, tuple[type, _Renderer]] = {
+    "assistant-step": (AssistantStepData, _render_assistant),
+    "turn-tail": (TurnTailData, _render_turn_tail),
+    "input-message": (InputMessageData, _render_input),
+    "tool": (ToolData, _render_tool),
+    "turn-notice": (NoticeData, _render_turn_notice),
+    "retry-notice": (NoticeData, _render_retry),
+    "compaction": (CompactionData, _render_compaction),
+    "command": (CommandData, _render_command),
+    "event": (EventData, _render_event),
 }
+"""Node kind -> (the data Struct it must carry, its renderer)."""
 
 
-def render_node(node: Mapping[str, Any], *, context: RenderContext | None = None, limit: int | None = SLICE_CHARS,
+def render_node(node: ViewNode, *, context: RenderContext | None = None, limit: int | None = SLICE_CHARS,
                 lazy: bool = True) -> str:
     """The inner HTML of one chat node. ``limit`` bounds each text block (None renders everything); ``lazy``
     leaves collapsed bodies empty (``render_section`` fills them when opened)."""
-    renderer = _RENDERERS.get(str(node.get("kind", "")), _render_generic)
+    ctx = context or _EMPTY_CONTEXT
+    entry = _RENDERERS.get(node.kind)
+    if entry is None or type(node.data) is not entry[0]:
+        return _render_generic(node, node.data, ctx, limit, lazy)
     try:
-        return str(renderer(node, node_data(node), context or _EMPTY_CONTEXT, limit, lazy))
+        return entry[1](node, node.data, ctx, limit, lazy)
     except (KeyError, TypeError, ValueError, AttributeError):
-        # An unexpected data shape must never break the page: show it as data instead.
-        return _render_generic(node, node_data(node), context or _EMPTY_CONTEXT, limit, lazy)
+        # An unexpected value inside the data must never break the page: show it as data instead.
+        return _render_generic(node, node.data, ctx, limit, lazy)
 
 
-def render_block_slice(node: Mapping[str, Any], block: int, offset: int, *, limit: int = SLICE_CHARS) -> str:
+def render_block_slice(node: ViewNode, block: int, offset: int, *, limit: int = SLICE_CHARS) -> str:
     """The HTML of text block ``block`` of ``node`` from ``offset`` on (one slice, and "Show more" if needed)."""
     blocks = node_text_blocks(node)
     if not 0 <= block < len(blocks) or not 0 <= offset <= len(blocks[block][1]):
         return ""
     kind, text = blocks[block]
-    return sliced(text, markdown=kind != "plain", key=str(node.get("key", "")), block=block, offset=offset,
-                  limit=limit)
+    return sliced(text, markdown=kind != "plain", key=node.key, block=block, offset=offset, limit=limit)
 
 
-def render_section(node: Mapping[str, Any], section: int, *, limit: int = SLICE_CHARS) -> str:
+def render_section(node: ViewNode, section: int, *, limit: int = SLICE_CHARS) -> str:
     """The body of a collapsed row (Think, context injection, compaction summary, tool), rendered when opened.
     ``section`` is the row's ``data-block``."""
-    if node.get("kind") == "tool":
-        data = node_data(node)
-        pretty, is_json, result = tool_texts(data)
-        return _tool_body(str(node.get("key", "")), pretty, is_json, result, error=_tool_error(data), limit=limit)
+    if node.kind == "tool" and type(node.data) is ToolData:
+        pretty, is_json, result = tool_texts(node.data)
+        return _tool_body(node.key, pretty, is_json, result, error=_tool_error(node.data), limit=limit)
     return render_block_slice(node, section, 0, limit=limit)
-

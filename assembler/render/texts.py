@@ -1,30 +1,47 @@
-"""What text a node holds: its sliceable text blocks, its short label, and the readers of node data (and the
-formatters of its times and counts) the per-kind renderers share.
+"""What text a node holds: its sliceable text blocks, its short label, the text of content blocks, and the formatters
+of times and counts the per-kind renderers share.
 
-Rules: nodes arrive as plain dicts (the JSON form of a ``ViewNode``) of any shape; readers never raise on an
-unexpected shape, they return "" or None. Block order here is the ``data-block`` index the page sends back. Pure.
+Rules: nodes are typed (``views.ViewNode`` whose ``data`` is the Struct of its kind); a node whose data is not the
+Struct its kind names has no text blocks and a label from its kind, never an error. Raw JSON (an ``other`` block's
+original value, the data of an unknown kind) is read by ``json_text``, which never raises either. Block order here
+is the ``data-block`` index the page sends back. Pure.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from msgspec import UNSET
+
+from ..views import (
+    AssistantStepData,
+    BlockView,
+    CommandData,
+    CommandOutcome,
+    CompactionData,
+    ImageBlockView,
+    InputMessageData,
+    NoticeData,
+    OtherBlockView,
+    ReasoningBlockView,
+    TextBlockView,
+    ToolData,
+    ViewNode,
+)
 from .markdown import HIGHLIGHT_LIMIT
 
 __all__ = [
     "node_text_blocks",
     "node_label",
-    "node_data",
     "first_line",
-    "content_text",
-    "tool_call",
+    "blocks_text",
+    "json_text",
     "tool_texts",
     "input_role",
     "input_text",
-    "failure_text",
     "command_texts",
     "clock_text",
     "duration_text",
@@ -43,9 +60,9 @@ def first_line(text: str, limit: int = _SUMMARY_CHARS) -> str:
     return ""
 
 
-def content_text(content: Any) -> str:
-    """Plain text of a content value: a string, a list of content blocks (wire ``type`` or view ``kind``), or a
-    tool result holding either."""
+def json_text(content: Any) -> str:
+    """Plain text of raw JSON content: a string, a list of content blocks (wire ``type`` or view ``kind``), or an
+    object holding ``blocks``/``content``/``text``."""
     if type(content) is str:
         return content
     if type(content) is list:
@@ -56,21 +73,38 @@ def content_text(content: Any) -> str:
                 if btype in ("text", "reasoning") and type(block.get("text")) is str:
                     parts.append(block["text"])
                 elif btype == "tool-result":
-                    parts.append(content_text(block.get("content")))
+                    parts.append(json_text(block.get("content")))
                 elif btype == "image":
                     parts.append("[image]")
                 elif btype == "other" and type(block.get("block")) is dict:
-                    parts.append(content_text([block["block"]]))
+                    parts.append(json_text([block["block"]]))
             elif type(block) is str:
                 parts.append(block)
         return "\n".join(parts)
     if type(content) is dict:
         for key in ("blocks", "content"):
             if key in content:
-                return content_text(content[key])
+                return json_text(content[key])
         if type(content.get("text")) is str:
             return str(content["text"])
     return ""
+
+
+def blocks_text(blocks: Any) -> str:
+    """Plain text of view blocks: text and reasoning, ``[image]``, an ``other`` block's raw text; tool calls give
+    nothing."""
+    if type(blocks) is not list:
+        return ""
+    parts = []
+    for block in blocks:
+        t = type(block)
+        if t is TextBlockView or t is ReasoningBlockView:
+            parts.append(block.text)
+        elif t is ImageBlockView:
+            parts.append("[image]")
+        elif t is OtherBlockView and type(block.block) is dict:
+            parts.append(json_text([block.block]))
+    return "\n".join(parts)
 
 
 def _pretty_json(raw: Any) -> tuple[str, bool]:
@@ -85,120 +119,88 @@ def _pretty_json(raw: Any) -> tuple[str, bool]:
         return raw, False
 
 
-def node_data(node: Mapping[str, Any]) -> dict[str, Any]:
-    """The node's ``data`` (an empty dict when it is missing or not a dict)."""
-    data = node.get("data")
-    return data if type(data) is dict else {}
-
-
-def tool_call(data: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The call part of a tool node's data (the data itself when it holds no ``call`` dict)."""
-    call = data.get("call")
-    return call if type(call) is dict else data
-
-
-def tool_texts(data: Mapping[str, Any]) -> tuple[str, bool, str | None]:
+def tool_texts(data: ToolData) -> tuple[str, bool, str | None]:
     """``(arguments pretty-printed, arguments are JSON, result text or None)`` of a tool node's data."""
-    call = tool_call(data)
-    args = call.get("arguments", call.get("argsRaw", call.get("args")))
+    args = data.arguments
     pretty, is_json = _pretty_json(args) if args not in (None, "") else ("", False)
-    result = data.get("result")
-    text = None if result is None else (result if type(result) is str else content_text(result))
-    return pretty, is_json, text
+    result = data.result
+    return pretty, is_json, None if result is UNSET else blocks_text(result.blocks)
 
 
-def node_text_blocks(node: Mapping[str, Any]) -> list[tuple[str, str]]:
+def input_role(data: InputMessageData) -> str:
+    """An input message's role (``user``, ``steering``, ``context`` …); "user" when the data names none."""
+    return data.kind if type(data.kind) is str and data.kind else "user"
+
+
+def input_text(data: InputMessageData) -> str | None:
+    """An input message's text, or None when its blocks hold no text at all."""
+    text = blocks_text(data.blocks)
+    return text if text or not data.blocks else None
+
+
+def command_texts(data: CommandData) -> tuple[str, str | None]:
+    """``(command line as typed, done text or None)`` of a command node's data; the line is "" when unknown."""
+    line = data.input
+    if type(line) is not str:
+        line = f"/{data.name}" if type(data.name) is str else ""
+    outcome = data.outcome
+    text = outcome.text if type(outcome) is CommandOutcome else None
+    return line, text if type(text) is str else None
+
+
+def _assistant_blocks(blocks: Sequence[BlockView]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for block in blocks:
+        t = type(block)
+        if t is TextBlockView:
+            out.append(("markdown", block.text))  # type: ignore[union-attr]
+        elif t is ReasoningBlockView:
+            out.append(("think", block.text))  # type: ignore[union-attr]
+    return out
+
+
+def node_text_blocks(node: ViewNode) -> list[tuple[str, str]]:
     """The node's sliceable text blocks: ``(kind, text)`` with kind ``markdown``, ``plain`` or ``think``. The
     ``data-block`` of "Show more" and of lazily opened sections indexes this list."""
-    kind = node.get("kind")
-    data = node_data(node)
-    if kind == "assistant-step":
-        out: list[tuple[str, str]] = []
-        for block in data.get("blocks") or []:
-            if type(block) is not dict:
-                continue
-            bkind = block.get("kind")
-            text = block.get("text")
-            if bkind == "text" and type(text) is str:
-                out.append(("markdown", text))
-            elif bkind == "reasoning" and type(text) is str:
-                out.append(("think", text))
-        return out
-    if kind == "tool":
+    kind, data = node.kind, node.data
+    t = type(data)
+    if kind == "assistant-step" and t is AssistantStepData:
+        return _assistant_blocks(data.blocks)
+    if kind == "tool" and t is ToolData:
         pretty, _, result = tool_texts(data)
         return [("plain", pretty), ("plain", result or "")]
-    if kind == "compaction":
-        summary = content_text(data.get("summary"))
+    if kind == "compaction" and t is CompactionData:
+        summary = blocks_text(data.summary)
         return [("markdown", summary)] if summary else []
-    if kind == "input-message":
+    if kind == "input-message" and t is InputMessageData:
         text = input_text(data) or ""
         return [("markdown" if input_role(data) == "context" else "plain", text)]
-    if kind == "command":
+    if kind == "command" and t is CommandData:
         line, output = command_texts(data)
         return [("plain", line), ("plain", output or "")]
     return []
 
 
-def input_role(data: Mapping[str, Any]) -> str:
-    """An input message's role (``user``, ``steering``, ``context`` …); "user" when the data names none."""
-    role = data.get("role") or data.get("kind") or data.get("variant")
-    return role if type(role) is str else "user"
-
-
-def input_text(data: Mapping[str, Any]) -> str | None:
-    """An input message's text, or None when its data holds no text field."""
-    for key in ("blocks", "text", "content", "message"):
-        if key in data:
-            value = data[key]
-            if type(value) is dict and key == "message":
-                value = value.get("content")
-            text = content_text(value)
-            if text or value == "" or value == []:
-                return text
-    return None
-
-
-def failure_text(data: Mapping[str, Any]) -> str:
-    """The error message in a notice's data ("" when there is none)."""
-    for key in ("message", "error", "failure"):
-        value = data.get(key)
-        if type(value) is str and value:
-            return value
-        if type(value) is dict:
-            msg = value.get("message") or value.get("error")
-            if type(msg) is str:
-                return msg
-    return ""
-
-
-def command_texts(data: Mapping[str, Any]) -> tuple[str, str | None]:
-    """``(command line as typed, done text or None)`` of a command node's data; the line is "" when unknown."""
-    line = data.get("input")
-    if type(line) is not str:
-        name = data.get("name")
-        line = f"/{name}" if type(name) is str else ""
-    outcome = data.get("outcome")
-    text = outcome.get("text") if type(outcome) is dict else None
-    return line, text if type(text) is str else None
-
-
-def node_label(node: Mapping[str, Any]) -> str:
+def node_label(node: ViewNode) -> str:
     """A short plain-text label for a node (used by placeholders and keyboard navigation)."""
-    kind = str(node.get("kind", ""))
-    data = node_data(node)
-    if kind == "assistant-step":
-        for block in data.get("blocks") or []:
-            if type(block) is dict and block.get("kind") == "text" and type(block.get("text")) is str:
-                line = first_line(block["text"], 80)
+    kind, data = node.kind, node.data
+    t = type(data)
+    if kind == "assistant-step" and t is AssistantStepData:
+        for block in data.blocks:
+            if type(block) is TextBlockView:
+                line = first_line(block.text, 80)
                 if line:
                     return line
         return "Assistant"
-    if kind == "command":
+    if kind == "command" and t is CommandData:
         line, _ = command_texts(data)
         return first_line(line, 80) or "Command"
-    text = input_text(data)
-    if text:
-        return first_line(text, 80)
+    if t is InputMessageData:
+        text = input_text(data)
+        if text:
+            return first_line(text, 80)
+    elif t is NoticeData and type(data.message) is str and data.message:
+        return first_line(data.message, 80)
     return kind
 
 

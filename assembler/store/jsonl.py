@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ..chunk_rows import pack_chunk_runs
 from ..errors import SessionFileError
@@ -54,10 +54,11 @@ def read_stream(raw: IO[bytes], *, source: str, compressed: bool, strict: bool =
     decoder = zstd.ZstdDecoder(lines=True) if compressed else None
     buffer = bytearray(_BUFFER if decoder is None else _ZST_BUFFER)  # reused: the parser copies what it keeps
     view = memoryview(buffer)
+    readinto = cast(Any, raw).readinto  # every binary stream has it; ``IO[bytes]`` does not say so
     done = 0
     try:
         while loader.result.error is None:
-            n = raw.readinto(buffer)
+            n = readinto(buffer)
             if not n:
                 if decoder is not None:
                     decoder.finish()  # a damaged end raises here, after every good line was parsed

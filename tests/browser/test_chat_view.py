@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from conversation_support import assemble_page
 from session_builder import Session
 
 from assembler.history import storage_page_bytes
 from assembler.records import decode_page
-from definitions import assemble_page, digest
+from assembler.transcript import digest
 
 if TYPE_CHECKING:
     from conftest import Viewer

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from conversation_support import assemble_page
 from corpus import FIXTURES, corpus_params, log_id, session_logs
 
 from assembler.history import storage_page_bytes
 from assembler.records import decode_page
 from assembler.store.jsonl import read_session
-from definitions import assemble_page, digest
+from assembler.transcript import digest
 
 if TYPE_CHECKING:
     from conftest import Viewer

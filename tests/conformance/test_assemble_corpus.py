@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from conversation_support import page
+from conversation_support import assemble_page, page
 from corpus import corpus_params, require_corpus
 
 from assembler.store.jsonl import read_session
-from definitions import assemble_page, canonical_json, digest
+from assembler.transcript import canonical_json, digest
 
 
 @pytest.mark.parametrize("path", corpus_params())

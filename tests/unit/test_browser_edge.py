@@ -8,13 +8,14 @@ from typing import Any
 
 import msgspec
 import pytest
+from conversation_support import Session, assemble_page
 
 from assembler.browser import FileLoad, Viewer
 from assembler.chunk_rows import pack_chunk_runs
 from assembler.history import snapshot_value, storage_page_bytes
 from assembler.logfile import parse_session_bytes
 from assembler.records import decode_page, encode
-from definitions import assemble_page, digest
+from assembler.transcript import digest
 from perf.demo import demo_session
 
 
@@ -149,7 +150,7 @@ def test_render_entry_points_return_html_per_key() -> None:
     html = json.loads(viewer.render(keys))["html"]
     assert set(html) == set(keys)
     step = next(n["key"] for n in update["nodes"] if n["kind"] == "assistant-step")
-    assert "wc -l" in json.loads(viewer.render_think(step, 0))["html"]
+    assert "wc -l" in json.loads(viewer.render_section(step, 0))["html"]
     found = json.loads(viewer.find_seq(1e9))
     assert found["key"] == keys[-1] and found["inWindow"]
 
@@ -166,3 +167,26 @@ def test_bad_page_is_an_error_not_an_exception() -> None:
     update = json.loads(Viewer().load_page(b'{"records": [{"type": "nope"}], "hasMore": false}'))
     assert update["error"]["where"] == "page"
     assert msgspec.json.decode(Viewer().load_page(b"[]"))["error"]
+
+
+def test_a_streamed_tool_call_leaves_its_step_when_the_call_gets_its_own_row() -> None:
+    """The assembler republishes the step when its call gets a ``tool`` row; the viewer forwards it (new rev) and
+    the step renders without the streamed call. No diffing in the edge."""
+    s = Session()
+    s.turn_start(1)
+    s.step_start(1, 1)
+    for part in ["{", '"cmd": "ls"', "}"]:
+        s.tool_delta(1, 1, 0, "call_1", part, name="bash")
+    s.message(1, 1, [{"type": "tool-call", "id": "call_1", "name": "bash", "arguments": '{"cmd": "ls"}'}])
+    call = s.add("tool/call", {"turn": 1, "step": 1, "callId": "call_1", "name": "bash", "arguments": "{}"})
+    header = {"type": "session", "version": 0, "id": "s", "createdAt": 0}
+    viewer = Viewer()
+    first = json.loads(viewer.apply_frames([encode(snapshot_value(header, s.events[:call], 50))]))
+    (step,) = [n for n in first["nodes"] if n["kind"] == "assistant-step"]
+    assert "tool-streaming" in json.loads(viewer.render([step["key"]]))["html"][step["key"]]
+    update = json.loads(viewer.apply_frames([encode({"type": "event", "event": s.events[call]})]))
+    upserted = {n["key"]: n for n in update["nodes"]}
+    assert {"assistant-step", "tool"} <= {n["kind"] for n in upserted.values()}
+    assert upserted[step["key"]]["rev"] > step["rev"]
+    html = json.loads(viewer.render([step["key"]]))["html"][step["key"]]
+    assert "tool-streaming" not in html

@@ -6,28 +6,15 @@ from typing import Any
 
 import msgspec
 import pytest
-from conversation_support import Session, page
+from conversation_support import Session, assemble_entries, page
 
 import assembler.chunk_rows as chunk_rows
-from assembler.conversation import (
-    ConversationAssembler,
-    ConversationError,
-    Definition,
-    MatchOrderError,
-    context_key,
-)
-from assembler.errors import PackedStartError
+from assembler.conversation import ConversationAssembler
+from assembler.definition import Definition, context_key
+from assembler.errors import ConversationError, MatchOrderError, PackedStartError
 from assembler.records import ChunksRecord, EventRecord, SessionEvent, decode_page
-from definitions import (
-    ChatAssistant,
-    InboxNextStep,
-    InputMessage,
-    TrajectoryAssistant,
-    TurnTail,
-    assemble_entries,
-    canonical_json,
-    default_definitions,
-)
+from assembler.transcript import canonical_json, transcript
+from definitions import ChatAssistant, InboxNextStep, InputMessage, TrajectoryAssistant, TurnTail, default_definitions
 
 
 def rich_session() -> Session:
@@ -321,10 +308,7 @@ def test_prepend_equals_replace_window(split):
     asm.flush()
     assert asm.prepend(records[:split] + records[split:split + 1], False) == "immediate"
     result = asm.flush()
-    from definitions.transcript import Transcript, _sorted
-
-    got = Transcript(_sorted(result.views["chat"].nodes), _sorted(result.views["trajectory"].nodes),
-                     result.timeline)
+    got = transcript(result)
     assert canonical_json(got) == expected
 
 

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 import pytest
-from conversation_support import Session, both, fold, page
+from conversation_support import Session, both, fold, page, view_node
 from msgspec import UNSET
 
 from assembler import render
-from assembler.conversation import ConversationAssembler, context_key
+from assembler.conversation import ConversationAssembler
+from assembler.definition import context_key
 from assembler.records import SessionEvent
-from definitions import Command, Fallback, canonical_json, default_definitions
+from assembler.transcript import canonical_json
+from assembler.views import CommandData, CommandOutcome, ViewNode
+from definitions import Command, Fallback, default_definitions
 from definitions.command import command_input
 
 
@@ -228,8 +230,16 @@ def test_prepending_the_run_completes_an_orphan_done() -> None:
 # --- rendering --------------------------------------------------------------------------------------------------
 
 
-def node_dict(**data: Any) -> dict[str, Any]:
-    return {"key": "7:commandc1", "kind": "command", "anchorSeq": 0, "data": {"kind": "command", **data}}
+def node_dict(**data: Any) -> ViewNode:
+    """A ``command`` node with the given data fields (the rest empty); ``outcome`` may be a dict of its fields."""
+    fields: dict[str, Any] = {"commandId": "c1", "name": None, "args": None, "input": None, "status": "running",
+                              "seq": 0, "time": 0, "runSeq": None, **data}
+    outcome = fields.pop("outcome", None)
+    if type(outcome) is dict:
+        fields["outcome"] = CommandOutcome(seq=0, time=0, **outcome)
+    elif outcome is not None:
+        fields["outcome"] = outcome
+    return view_node("command", CommandData(kind="command", **fields), key="7:commandc1")
 
 
 def test_render_shows_the_line_and_the_done_text_escaped() -> None:
@@ -261,7 +271,7 @@ def test_render_an_orphan_done_shows_the_command_id() -> None:
 def test_render_survives_odd_data_and_unknown_statuses() -> None:
     out = render.render_node(node_dict(input=5, name=["x"], status="<b>", outcome="nope"))
     assert "command-done" in out and "<b>" not in out
-    assert "command-row" in render.render_node({"key": "k", "kind": "command", "data": None})
+    assert 'class="generic"' in render.render_node(view_node("command", None))  # not CommandData: shown as data
 
 
 def test_long_done_text_is_sliced_behind_show_more() -> None:
@@ -283,5 +293,5 @@ def test_the_stylesheet_styles_the_command_row() -> None:
 def test_export_shows_the_command_row() -> None:
     s = _session_with_turns()
     t = fold(s.events, "packed")
-    doc = render.render_document(msgspec.to_builtins(t.chat), title="t")
+    doc = render.render_document(t.chat, title="t")
     assert "/goal go" in doc and "Goal created" in doc and "/goal pause" in doc and "kind-command" in doc

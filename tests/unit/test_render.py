@@ -5,9 +5,29 @@ from __future__ import annotations
 import re
 
 import pytest
+from conversation_support import view_node
 
 from assembler import render
 from assembler.render import markdown_html, render_block_slice, render_node, render_section, slice_text
+from assembler.views import (
+    AssistantStepData,
+    BlockView,
+    CompactionData,
+    InputMessageData,
+    NoticeData,
+    ReasoningBlockView,
+    TextBlockView,
+    ToolData,
+    ToolResultView,
+    TurnTailData,
+    ViewNode,
+)
+
+
+def step(*blocks: BlockView, status: str = "settled") -> ViewNode:
+    data = AssistantStepData(status=status, turn=1, step=1, blocks=list(blocks), time=0, firstTokenTime=None,
+                             firstVisibleSeq=None, firstVisibleTime=None)
+    return view_node("assistant-step", data)
 
 
 @pytest.mark.parametrize("source", [
@@ -79,7 +99,7 @@ def test_slices_cut_at_paragraphs_and_cover_the_text_exactly() -> None:
 def test_slices_never_split_inside_a_code_fence_unclosed() -> None:
     code = "```python\n" + "print(1)\n" * 3000 + "```\n"
     html = ""
-    node = {"key": "k", "kind": "assistant-step", "data": {"blocks": [{"kind": "text", "text": code}]}}
+    node = step(TextBlockView(code))
     first = render_node(node)
     assert "show-more" in first and first.count('<pre class="code highlight"') == 1
     offset = int(re.search(r'data-offset="(\d+)"', first).group(1))  # type: ignore[union-attr]
@@ -89,16 +109,14 @@ def test_slices_never_split_inside_a_code_fence_unclosed() -> None:
 
 def test_every_slice_of_a_one_megabyte_line_is_bounded() -> None:
     line = "A" * 1_000_000
-    node = {"key": "k", "kind": "assistant-step", "data": {"blocks": [{"kind": "text", "text": line}]}}
+    node = step(TextBlockView(line))
     html = render_node(node)
     assert len(html) < 2 * render.SLICE_CHARS
     assert 'data-offset="20000"' in html
 
 
 def test_collapsed_rows_are_empty_until_opened() -> None:
-    node = {"key": "k", "kind": "assistant-step",
-            "data": {"status": "settled", "blocks": [{"kind": "reasoning", "text": "Line one\nLine two"},
-                                                      {"kind": "text", "text": "Answer"}]}}
+    node = step(ReasoningBlockView("Line one\nLine two"), TextBlockView("Answer"))
     html = render_node(node)
     assert "Line two" not in html and "Line one" in html and 'data-pending="1"' in html
     assert "Line two" in render_section(node, 0)
@@ -106,9 +124,9 @@ def test_collapsed_rows_are_empty_until_opened() -> None:
 
 
 def test_tool_rows_mark_errors_and_show_arguments_and_result() -> None:
-    node = {"key": "4:toolc", "kind": "tool", "data": {
-        "kind": "tool", "callId": "c", "name": "read", "arguments": '{"path": "x"}', "status": "error",
-        "result": {"seq": 3, "time": 0, "isError": True, "blocks": [{"kind": "text", "text": "not found"}]}}}
+    node = view_node("tool", ToolData(
+        kind="tool", callId="c", name="read", arguments='{"path": "x"}', turn=1, step=1, status="error", callSeq=None,
+        result=ToolResultView(seq=3, time=0, isError=True, blocks=[TextBlockView("not found")])), key="4:toolc")
     html = render_node(node)
     assert "tool-error" in html and "Failed" in html and "read" in html
     body = render_section(node, 0)
@@ -116,17 +134,21 @@ def test_tool_rows_mark_errors_and_show_arguments_and_result() -> None:
 
 
 @pytest.mark.parametrize(("kind", "data", "expected"), [
-    ("turn-notice", {"kind": "max-tokens"}, "Max tokens"),
-    ("turn-notice", {"kind": "turn-error", "message": "boom", "code": "X"}, "Error (X)"),
-    ("turn-notice", {"kind": "interrupted", "reason": {"kind": "user"}}, "by the user"),
-    ("retry-notice", {"kind": "retry", "retry": 2, "maxRetries": 5, "message": "slow"}, "attempt 2/5"),
-    ("compaction", {"kind": "compaction", "status": "done", "shadowedRange": {"start": 1, "end": 5}}, "Compacted 5"),
-    ("turn-tail", {"turn": 1, "time": 2000, "ttftMs": 120, "tokensPerSecond": 33.3}, "TTFT 120 ms"),
-    ("input-message", {"kind": "user", "blocks": [{"kind": "text", "text": "<b>hi</b>"}]}, "&lt;b&gt;hi"),
+    ("turn-notice", NoticeData(kind="max-tokens", seq=0, time=0), "Max tokens"),
+    ("turn-notice", NoticeData(kind="turn-error", seq=0, time=0, message="boom", code="X"), "Error (X)"),
+    ("turn-notice", NoticeData(kind="interrupted", seq=0, time=0, reason={"kind": "user"}), "by the user"),
+    ("retry-notice", NoticeData(kind="retry", seq=0, time=0, retry=2, maxRetries=5, message="slow"), "attempt 2/5"),
+    ("compaction", CompactionData(kind="compaction", seq=0, time=0, status="done",
+                                  shadowedRange={"start": 1, "end": 5}), "Compacted 5"),
+    ("turn-tail", TurnTailData(turn=1, seq=0, time=2000, closing=None, branchUnavailable=False, ttftMs=120,
+                               tokensPerSecond=33.3), "TTFT 120 ms"),
+    ("input-message", InputMessageData(kind="user", seq=0, time=0, messageId=None,
+                                       blocks=[TextBlockView("<b>hi</b>")]), "&lt;b&gt;hi"),
     ("no-such-kind", {"x": "<script>"}, "&lt;script&gt;"),
+    ("tool", {"not": "ToolData <b>"}, "&lt;b&gt;"),  # data that is not its kind's Struct shows as data
 ])
-def test_every_node_kind_renders(kind: str, data: dict[str, object], expected: str) -> None:
-    assert expected in render_node({"key": "k", "kind": kind, "data": data})
+def test_every_node_kind_renders(kind: str, data: object, expected: str) -> None:
+    assert expected in render_node(view_node(kind, data))
 
 
 def test_stylesheet_has_both_themes_and_no_markup() -> None:
@@ -137,8 +159,8 @@ def test_stylesheet_has_both_themes_and_no_markup() -> None:
 
 
 def test_document_has_a_csp_without_script() -> None:
-    doc = render.render_document([{"key": "k", "kind": "input-message", "anchorSeq": 1,
-                                   "data": {"kind": "user", "blocks": [{"kind": "text", "text": "hi"}]}}],
-                                 title="<t>")
+    node = view_node("input-message", InputMessageData(kind="user", seq=1, time=0, messageId=None,
+                                                       blocks=[TextBlockView("hi")]), anchor=1)
+    doc = render.render_document([node], title="<t>")
     assert "default-src 'none'; style-src 'unsafe-inline'; img-src data:" in doc
     assert "<script" not in doc and "&lt;t&gt;" in doc

@@ -1,0 +1,371 @@
+"""The view vocabulary: what a flush publishes and every consumer reads (Definitions build it, the renderer, the
+browser edge and ``transcript`` read it). One module, typed end to end.
+
+Rules: Structs with a fixed field order, so the JSON encoding is deterministic (the canonical transcript is their
+encoding). Optional fields default to ``UNSET`` and are omitted; fields the reference always emits (``partial``,
+``firstTokenTime`` ...) are present, ``null`` when empty. Blocks are a tagged union on ``kind``. Floats appear only
+where the spec has them (synthetic anchors such as ``seq - 0.9``, ``tokensPerSecond``). ASSEMBLY 5.1-5.6. Pure
+data: no logic beyond the rule of which node kinds the chat shows only on request (``HIDDEN_KINDS``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from msgspec import UNSET, Struct, UnsetType
+
+__all__ = [
+    "Status",
+    "HIDDEN_KINDS",
+    "hidden_by_default",
+    "NodeLocation",
+    "ViewNode",
+    "LocationData",
+    "ViewUpdate",
+    "FlushResult",
+    "TimelineStep",
+    "TimelineTurn",
+    "TextBlockView",
+    "ReasoningBlockView",
+    "ToolCallBlockView",
+    "ImageBlockView",
+    "OtherBlockView",
+    "BlockView",
+    "Timing",
+    "Provenance",
+    "AssistantNode",
+    "AssistantStepData",
+    "StepRef",
+    "TurnTailData",
+    "TokenUsage",
+    "TrajectoryPartial",
+    "TrajectoryRequest",
+    "TrajectoryAssistantData",
+    "TrajectoryTurnEndData",
+    "InputMessageData",
+    "ToolResultView",
+    "ToolData",
+    "NoticeData",
+    "CompactionData",
+    "CommandOutcome",
+    "CommandData",
+    "EventData",
+]
+
+Status = Literal["open", "closed", "unknown"]
+
+HIDDEN_KINDS = frozenset({"event"})
+"""Chat node kinds shown only on request ("show all events"): the fallback's one row per unclaimed event."""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Nodes, what a flush publishes, the timeline
+
+
+class NodeLocation(Struct, frozen=True, omit_defaults=True):
+    """The JSON form of a node's location: kind plus turn/step numbers."""
+
+    kind: str
+    turn: int | UnsetType = UNSET
+    step: int | UnsetType = UNSET
+
+
+class ViewNode(Struct, frozen=True, omit_defaults=True):
+    """``{key, kind, id, target, anchorSeq, location, data, visibility?}``; ``data`` is a Definition's Struct."""
+
+    key: str
+    kind: str
+    id: str
+    target: str
+    anchorSeq: int | float
+    location: NodeLocation
+    data: Any
+    visibility: str | UnsetType = UNSET
+
+
+def hidden_by_default(node: ViewNode) -> bool:
+    """A chat node the page shows only with "show all events": hidden by its Definition, or of a hidden kind."""
+    return node.visibility == "hidden" or node.kind in HIDDEN_KINDS
+
+
+class LocationData(Struct, frozen=True, omit_defaults=True):
+    """``{kind: scope, turn, step?, key, value}`` published by ``build_location_data`` (ASSEMBLY 5.1)."""
+
+    kind: Literal["turn", "step"]
+    turn: int
+    key: str
+    value: Any
+    step: int | UnsetType = UNSET
+
+
+class TimelineStep(Struct, frozen=True):
+    step: int
+    startSeq: int | None
+    endSeq: int | None
+    status: Status
+
+
+class TimelineTurn(Struct, frozen=True, omit_defaults=True):
+    """One turn of the timeline a flush publishes; ``data`` holds the turn-scope location data by key."""
+
+    turn: int
+    startSeq: int | None
+    endSeq: int | None
+    status: Status
+    steps: list[TimelineStep]
+    data: dict[str, Any] | UnsetType = UNSET
+
+
+class ViewUpdate(Struct, frozen=True):
+    """What a flush gives one view: every node (``replace``) or the upserts since the last flush."""
+
+    target: str
+    replace: bool
+    nodes: list[ViewNode]
+
+
+class FlushResult(Struct, frozen=True):
+    views: dict[str, ViewUpdate]
+    timeline: list[TimelineTurn]
+    timeline_changed: bool
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Content blocks
+
+
+class _Block(Struct, frozen=True, tag_field="kind"):
+    pass
+
+
+class TextBlockView(_Block, frozen=True, tag="text"):
+    text: str
+
+
+class ReasoningBlockView(_Block, frozen=True, tag="reasoning"):
+    text: str
+
+
+class ToolCallBlockView(_Block, frozen=True, tag="tool-call"):
+    callId: Any
+    name: Any
+    argsRaw: str
+
+
+class ImageBlockView(_Block, frozen=True, tag="image"):
+    attachment: Any
+
+
+class OtherBlockView(_Block, frozen=True, tag="other"):
+    block: Any
+
+
+BlockView = TextBlockView | ReasoningBlockView | ToolCallBlockView | ImageBlockView | OtherBlockView
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Node data, one Struct per node kind (and the parts they share)
+
+
+class Timing(Struct, frozen=True):
+    stepStartTime: int | None
+    firstTokenTime: int | None
+    completedTime: int
+
+
+class Provenance(Struct, frozen=True):
+    provider: Any
+    model: Any
+
+
+class AssistantNode(Struct, frozen=True, omit_defaults=True, kw_only=True):
+    """A settled assistant message (real, or synthetic interrupted with no ``messageId``/``usage``/``timing``)."""
+
+    kind: str
+    seq: int | float
+    messageId: Any = UNSET
+    time: int
+    turn: Any
+    step: Any
+    blocks: list[BlockView]
+    usage: Any = UNSET
+    timing: Timing | UnsetType = UNSET
+    interrupted: bool | UnsetType = UNSET
+    provenance: Provenance | UnsetType = UNSET
+
+
+class AssistantStepData(Struct, frozen=True, omit_defaults=True):
+    """Chat Assistant node data, also its ``assistant-step`` step data (ASSEMBLY 5.3). The three first-* fields
+    are an addition: they expose the stream boundaries packed and scalar folds must agree on."""
+
+    status: str
+    turn: Any
+    step: Any
+    blocks: list[BlockView]
+    time: int | float
+    firstTokenTime: int | None
+    firstVisibleSeq: int | None
+    firstVisibleTime: int | None
+    usage: Any = UNSET
+    finalNode: AssistantNode | UnsetType = UNSET
+
+
+class StepRef(Struct, frozen=True):
+    """The closing assistant of a turn, by reference: its step and settled seq."""
+
+    step: Any
+    seq: int | float
+
+
+class TokenUsage(Struct, frozen=True, omit_defaults=True):
+    uncachedInputTokens: int
+    outputTokens: int
+    totalTokens: int
+    cacheReadTokens: int | UnsetType = UNSET
+    cacheWriteTokens: int | UnsetType = UNSET
+    reasoningTokens: int | UnsetType = UNSET
+    routes: list[Provenance] | UnsetType = UNSET
+
+
+class TurnTailData(Struct, frozen=True, omit_defaults=True):
+    """``turn-tail`` turn data (ASSEMBLY 5.4); ``closing`` is a reference rather than a copy of the step data."""
+
+    turn: Any
+    seq: int
+    time: int
+    closing: StepRef | None
+    branchUnavailable: bool
+    ttftMs: int | float | UnsetType = UNSET
+    tokensPerSecond: int | float | UnsetType = UNSET
+    tokenUsage: TokenUsage | UnsetType = UNSET
+
+
+class TrajectoryPartial(Struct, frozen=True):
+    turn: Any
+    step: Any
+    blocks: list[BlockView]
+
+
+class TrajectoryRequest(Struct, frozen=True, omit_defaults=True):
+    purpose: str
+    startSeq: int
+    turn: Any
+    step: Any
+    startedAt: int
+    completedAt: int | None
+    status: str
+    error: str | UnsetType = UNSET
+    errorCode: str | UnsetType = UNSET
+    retry: Any = UNSET
+    maxRetries: Any = UNSET
+    retryDelayMs: Any = UNSET
+    resultSeq: int | UnsetType = UNSET
+    provenance: Provenance | UnsetType = UNSET
+    usage: Any = UNSET
+
+
+class TrajectoryAssistantData(Struct, frozen=True, omit_defaults=True, kw_only=True):
+    kind: str
+    node: AssistantNode | UnsetType = UNSET
+    partial: TrajectoryPartial | None
+    request: TrajectoryRequest | UnsetType = UNSET
+
+
+class TrajectoryTurnEndData(Struct, frozen=True, omit_defaults=True):
+    kind: str
+    turn: Any
+    time: int
+    error: str | UnsetType = UNSET
+    errorCode: str | UnsetType = UNSET
+
+
+class InputMessageData(Struct, frozen=True, omit_defaults=True):
+    kind: str
+    seq: int
+    time: int
+    messageId: Any
+    blocks: list[BlockView]
+    source: Any = UNSET
+
+
+class ToolResultView(Struct, frozen=True, omit_defaults=True):
+    seq: int
+    time: int
+    isError: bool
+    blocks: list[BlockView]
+    error: Any = UNSET
+
+
+class ToolData(Struct, frozen=True, omit_defaults=True):
+    kind: str
+    callId: Any
+    name: Any
+    arguments: Any
+    turn: Any
+    step: Any
+    status: str
+    callSeq: int | None
+    result: ToolResultView | UnsetType = UNSET
+
+
+class NoticeData(Struct, frozen=True, omit_defaults=True):
+    kind: str
+    seq: int
+    time: int
+    turn: Any = UNSET
+    step: Any = UNSET
+    message: str | UnsetType = UNSET
+    code: str | UnsetType = UNSET
+    reason: Any = UNSET
+    retry: Any = UNSET
+    maxRetries: Any = UNSET
+    delayMs: Any = UNSET
+    resumed: bool | UnsetType = UNSET
+
+
+class CompactionData(Struct, frozen=True, omit_defaults=True):
+    kind: str
+    seq: int
+    time: int
+    status: str
+    turn: Any = UNSET
+    summary: list[BlockView] | UnsetType = UNSET
+    shadowedRange: Any = UNSET
+    shadowedTokenCount: Any = UNSET
+    error: Any = UNSET
+
+
+class CommandOutcome(Struct, frozen=True, omit_defaults=True):
+    """The ``command/done`` that settled the command: its ``kind`` as written, its seq/time, text and source seq."""
+
+    kind: Any
+    seq: int
+    time: int
+    text: str | UnsetType = UNSET
+    sourceEventSeq: int | UnsetType = UNSET
+
+
+class CommandData(Struct, frozen=True, omit_defaults=True):
+    """``command`` node data. ``name``/``args``/``input``/``runSeq`` are None when the run is outside the window."""
+
+    kind: str
+    commandId: str
+    name: Any
+    args: Any
+    input: str | None
+    status: str
+    seq: int
+    time: int
+    runSeq: int | None
+    source: Any = UNSET
+    outcome: CommandOutcome | UnsetType = UNSET
+
+
+class EventData(Struct, frozen=True, omit_defaults=True):
+    kind: str
+    type: str
+    seq: int
+    time: int
+    summary: str
+    ignorable: bool | UnsetType = UNSET
+    truncated: bool | UnsetType = UNSET
