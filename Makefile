@@ -33,7 +33,7 @@ test: setup build lint
 	$(BIN)/python -m pytest -q
 
 test-fast: setup
-	$(BIN)/python -m pytest -q tests/unit tests/property tests/conformance
+	$(BIN)/python -m pytest -q -m "not slow" tests/unit tests/property tests/conformance
 
 lint: setup
 	$(BIN)/ruff check assembler definitions tests perf scripts

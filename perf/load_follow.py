@@ -113,24 +113,34 @@ def append_batch(path: Path, events: list[dict[str, Any]]) -> None:
         stream.write(b"".join(encode(r) + b"\n" for r in pack_chunk_runs(events)))
 
 
+class _Server(uvicorn.Server):
+    """A uvicorn server that says when it has started (an event to wait on, not a flag to poll)."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.ready = threading.Event()
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        self.ready.set()
+
+
 class ServerThread:
     """A real uvicorn server for ``app`` on 127.0.0.1 (ephemeral port) in a background thread."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, start_timeout: float = 20) -> None:
         self.app = app
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                                                    lifespan="off", timeout_graceful_shutdown=1))
+        self.server = _Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off",
+                                             timeout_graceful_shutdown=1))
         self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
+        self.start_timeout = start_timeout
         self.loop: asyncio.AbstractEventLoop | None = None
         self.base_url = ""
 
     def __enter__(self) -> ServerThread:
         self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.01)
+        if not self.server.ready.wait(self.start_timeout) or not self.server.started:
+            raise RuntimeError("uvicorn did not start")
         listener = self.server.servers[0]
         self.loop = listener.get_loop()
         port = listener.sockets[0].getsockname()[1]

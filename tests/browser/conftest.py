@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -73,6 +71,17 @@ class Served:
     url: str
     sessions: Path  # served as sessions by the product server (GET /api/sessions ...)
     files: Path  # served as /__test__/<name>
+    server: Any = None  # the perf.load_follow.ServerThread running it
+
+    def update(self, session: str) -> None:
+        """Have ``session``'s source read what was written and send it to its followers now (awaited on the
+        server's loop): a test waits for this instead of for the poll interval."""
+        registry = self.server.app.state.registry
+
+        async def update() -> None:
+            await registry.lookup(session).update()
+
+        self.server.call(update())
 
 
 def _server_app(sessions: Path, files: Path) -> Any:
@@ -96,31 +105,21 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """build/site/, a sessions folder and a test-files folder, served on 127.0.0.1 at an ephemeral port."""
     if not (SITE / "index.html").is_file() or not (SITE / "worker.mjs").is_file():
         pytest.fail(f"{SITE.relative_to(ROOT)}/ is missing or stale: run `make build`")
-    import uvicorn
-
     sessions = tmp_path_factory.mktemp("sessions")
     files = tmp_path_factory.mktemp("files")
     from perf.demo import write_demo
 
     write_demo(str(sessions / "demo-session.jsonl"))
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(_server_app(sessions, files), log_level="warning",
-                                           timeout_graceful_shutdown=1, lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="viewer-server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            pytest.fail("the viewer server did not start")
-        time.sleep(0.02)
+    from perf.load_follow import ServerThread
+
     try:
-        yield Served(f"http://127.0.0.1:{port}/", sessions, files)
+        server = ServerThread(_server_app(sessions, files)).__enter__()  # waits for uvicorn's startup, no polling
+    except RuntimeError:
+        pytest.fail("the viewer server did not start")
+    try:
+        yield Served(f"{server.base_url}/", sessions, files, server)
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+        server.__exit__()
 
 
 @pytest.fixture(scope="session")

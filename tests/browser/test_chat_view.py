@@ -108,6 +108,9 @@ def test_collapsed_rows_render_their_body_only_when_opened(features: tuple[Viewe
     tool.locator("summary").click()
     page.wait_for_function(
         "() => document.querySelectorAll('#transcript article.kind-tool .tool-body[data-pending]').length < 2")
+    # The body arrives from the worker after the request started: wait for it, not just for the request.
+    page.wait_for_function("""() => [...document.querySelectorAll('#transcript article.kind-tool details')][1]
+                                      ?.querySelector('.tool-body:not(.loading)')?.innerText.length > 0""")
     assert "not found: missing.txt" in tool.inner_text()
 
 
@@ -120,8 +123,9 @@ def test_long_text_renders_in_slices_with_show_more(features: tuple[Viewer, dict
     for _ in range(10):
         if answer.locator("button.show-more").count() == 0:
             break
-        answer.locator("button.show-more").click()
-        page.wait_for_timeout(50)
+        more = answer.locator("button.show-more").element_handle()
+        more.click()
+        page.wait_for_function("(button) => !button.isConnected", arg=more)  # the slice replaced the button
     page.wait_for_function(
         """() => [...document.querySelectorAll('#transcript .assistant-text')]
                    .some((e) => e.innerText.includes('Paragraph 119:'))""")

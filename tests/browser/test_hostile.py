@@ -71,18 +71,18 @@ def hostile(viewer: Viewer) -> Viewer:
     assert result["error"] is None, result["error"]
     viewer.render_all()
     # Open every collapsed row (Think, tool, context) so their bodies render too, then expand long text.
-    viewer.page.evaluate(
-        """async () => {
-            for (const d of document.querySelectorAll("#transcript details")) d.open = true;
-            for (let i = 0; i < 3; i++) {
-                await new Promise((r) => setTimeout(r, 50));
-                for (const b of document.querySelectorAll("#transcript button.show-more")) b.click();
-                await new Promise((r) => setTimeout(r, 300));
-                await window.transcriptViewer.idle();
-            }
-        }"""
-    )
-    viewer.page.wait_for_function("() => !document.querySelector('#transcript [data-pending], #transcript .loading')")
+    page = viewer.page
+    settled = "() => !document.querySelector('#transcript [data-pending], #transcript .loading')"
+    page.evaluate("() => { for (const d of document.querySelectorAll('#transcript details')) d.open = true; }")
+    page.wait_for_function(settled)
+    for _ in range(3):
+        buttons = page.locator("#transcript button.show-more").element_handles()
+        for button in buttons:
+            button.evaluate("(b) => b.click()")
+        for button in buttons:
+            page.wait_for_function("(b) => !b.isConnected", arg=button)  # each slice replaced its button
+        page.evaluate("() => window.transcriptViewer.idle()")
+    page.wait_for_function(settled)
     viewer.hostile_requests = viewer.requests[before:]  # type: ignore[attr-defined]
     return viewer
 

@@ -5,7 +5,6 @@ from a fresh snapshot."""
 from __future__ import annotations
 
 import os
-import time
 from typing import TYPE_CHECKING
 
 import pytest
@@ -75,7 +74,7 @@ def test_appended_events_appear_live(live: Viewer) -> None:
         for record in records[live.live_head:]:  # type: ignore[attr-defined]
             out.write(encode(record) + b"\n")
             out.flush()
-            time.sleep(0.01)
+            live.served.update("live")  # one record read and sent at a time, as a writer's appends are
     live.page.wait_for_function(
         "() => document.getElementById('transcript').innerText.includes('Live answer number 32,')", timeout=30_000)
     text = _shown(live)

@@ -295,13 +295,3 @@ def test_errors_pickle_and_share_the_root() -> None:
         again = pickle.loads(pickle.dumps(exc))
         assert str(again) == str(exc) and isinstance(again, AssemblerError)
     assert issubclass(PartialOverlap, ProtocolViolation)
-
-
-def test_core_modules_are_sans_io() -> None:
-    import subprocess
-    import sys
-
-    code = ("import sys; import assembler.journal, assembler.history; "
-            "bad = {'asyncio', 'socket', 'starlette', 'uvicorn', 'js'} & set(sys.modules); print(sorted(bad))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"

@@ -1,23 +1,44 @@
-"""The layout states the architecture: public exports resolve, and imports flow one way (DESIGN "Layout").
+"""The layout states the architecture: public exports resolve, imports flow one way, the core is sans-I/O, and no
+module outgrows its concept (DESIGN "Layout", STYLE 1-3).
 
-The core is sans-I/O: no ``js``, ``pyodide``, ``asyncio``, sockets, files or clocks, and it never imports
-``definitions`` or an edge. Definitions never import an edge or anything that knows HTML.
+The core is every module of ``assembler`` outside the edges; it imports no ``js``, ``pyodide``, ``asyncio``, sockets,
+files or clocks, and never ``definitions`` or an edge, relatively or absolutely. Definitions never import an edge or
+anything that knows HTML.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CORE = ["records", "chunk_rows", "logfile", "errors", "history", "journal", "journal.errors", "journal.publications",
-        "journal.journal", "conversation", "locations", "surface", "session", "invariants", "repair", "text"]
-EDGES = {"store", "server", "cli", "browser", "render", "commands"}
+EDGES = {"store", "server", "cli", "browser", "render", "commands", "__main__"}
 FORBIDDEN_IN_CORE = {"js", "pyodide", "asyncio", "socket", "time", "datetime", "os", "pathlib", "io", "sqlite3",
                      "subprocess", "threading", "urllib", "http", "definitions", "starlette", "uvicorn"}
+LOADED_BY_NO_CORE_MODULE = {"js", "pyodide", "asyncio", "socket", "sqlite3", "starlette", "uvicorn", "definitions"}
+MAX_LINES = 500
+
+
+def core_modules() -> list[str]:
+    """Dotted names (under ``assembler``) of every core module: everything but the edge packages and modules."""
+    out = []
+    for path in sorted((ROOT / "assembler").rglob("*.py")):
+        rel = path.relative_to(ROOT / "assembler").with_suffix("")
+        parts = list(rel.parts)
+        if parts[0] in EDGES or parts == ["__init__"]:
+            continue
+        if parts[-1] == "__init__":
+            parts.pop()
+        out.append(".".join(parts))
+    return out
+
+
+CORE = core_modules()
 
 
 def module_path(name: str) -> Path:
@@ -27,6 +48,7 @@ def module_path(name: str) -> Path:
 
 
 def imported_modules(path: Path) -> set[str]:
+    """Every module ``path`` imports, anywhere in it: absolute names, and relative ones with their leading dots."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names: set[str] = set()
     for node in ast.walk(tree):
@@ -46,6 +68,16 @@ def calls_open(path: Path) -> bool:
                for n in ast.walk(tree))
 
 
+def edge_of(imported: str) -> str | None:
+    """The edge a core module's import reaches (``..server``, ``assembler.server.app`` ...), else None."""
+    parts = imported.lstrip(".").split(".")
+    if imported.startswith("."):
+        return parts[0] if parts[0] in EDGES else None
+    if parts[0] == "assembler" and len(parts) > 1 and parts[1] in EDGES:
+        return parts[1]
+    return None
+
+
 @pytest.mark.parametrize("package", ["assembler", "assembler.store", "assembler.journal", "assembler.server",
                                      "assembler.render", "assembler.browser", "definitions"])
 def test_every_exported_name_resolves(package: str) -> None:
@@ -56,24 +88,31 @@ def test_every_exported_name_resolves(package: str) -> None:
         assert hasattr(module, name), f"{package}.{name}"
 
 
-@pytest.mark.parametrize("name", CORE)
-def test_core_module_is_sans_io_and_imports_no_edge(name: str) -> None:
-    path = module_path(name)
-    for imported in imported_modules(path):
-        top = imported.lstrip(".").split(".")[0]
-        if imported.startswith("."):
-            assert top not in EDGES, f"{name} imports edge {imported}"
-        else:
-            assert top not in FORBIDDEN_IN_CORE, f"{name} imports {imported}"
-    assert not calls_open(path), f"{name} opens files"
-
-
-def test_core_list_names_every_module_of_a_core_package() -> None:
+def test_the_core_is_sans_io_and_imports_no_edge() -> None:
+    """Statically, per core module: no I/O, clock or browser import and no edge (relative or absolute), no
+    ``open``; then at run time, importing the whole core loads none of them."""
+    problems = []
     for name in CORE:
-        package = ROOT / "assembler" / Path(*name.split("."))
-        if package.is_dir():
-            found = {f"{name}.{path.stem}" for path in package.glob("*.py") if path.stem != "__init__"}
-            assert found <= set(CORE), f"add {sorted(found - set(CORE))} to CORE"
+        path = module_path(name)
+        for imported in imported_modules(path):
+            if edge_of(imported) is not None:
+                problems.append(f"{name} imports edge {imported}")
+            elif not imported.startswith(".") and imported.split(".")[0] in FORBIDDEN_IN_CORE:
+                problems.append(f"{name} imports {imported}")
+        if calls_open(path):
+            problems.append(f"{name} opens files")
+    assert problems == []
+    code = (f"import sys; [__import__('assembler.' + m) for m in {CORE!r}]; "
+            f"print(sorted(set({sorted(LOADED_BY_NO_CORE_MODULE)!r}) & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_core_import_of_an_edge_is_caught() -> None:
+    assert edge_of("assembler.server") == "server"
+    assert edge_of("assembler.render.nodes") == "render"
+    assert edge_of("..browser") == "browser" and edge_of(".store") == "store"
+    assert edge_of("assembler.records") is None and edge_of(".views") is None
 
 
 def test_definitions_import_no_edge_and_no_html() -> None:
@@ -84,10 +123,16 @@ def test_definitions_import_no_edge_and_no_html() -> None:
             assert parts[0] not in {"markdown_it", "pygments", "js", "pyodide", "asyncio"}, (path.name, imported)
 
 
-def test_core_imports_with_js_absent() -> None:
-    import sys
+def test_definitions_fold_only() -> None:
+    """Paging, expansion and the transcript live in the core; a Definition imports none of them."""
+    for path in sorted((ROOT / "definitions").glob("*.py")):
+        imported = imported_modules(path)
+        for name in ("assembler.history", "assembler.chunk_rows", "assembler.transcript", "assembler.conversation"):
+            assert name not in imported, (path.name, name)
 
-    assert "js" not in sys.modules and "pyodide" not in sys.modules
-    for name in CORE:
-        importlib.import_module(f"assembler.{name}")
-    assert "js" not in sys.modules and "pyodide" not in sys.modules
+
+@pytest.mark.parametrize("tree", ["assembler", "definitions", "perf"])
+def test_no_module_passes_the_size_cap(tree: str) -> None:
+    big = {str(p.relative_to(ROOT)): n for p in sorted((ROOT / tree).rglob("*.py"))
+           if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert big == {}

@@ -1,7 +1,8 @@
 """Smoke run of the benchmark harness (``perf.run --quick``): every benchmark runs and reports its structure.
 
 Structure only: which benchmarks ran, that ratios are numbers, that the digest/equality fields hold and the plots
-exist. No timing is compared with anything (STYLE 15).
+exist. No timing is compared with anything (STYLE 15). The quick run starts every benchmark as a process (about a
+minute): its tests are marked ``slow``, which ``make test`` runs and ``make test-fast`` leaves out.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from perf import run as harness
+from perf.goals import goals
 
 REQUIRED = ("fold", "pager", "surface", "wire_sizes", "load_follow", "process")
 PLOTS = ("fold.png", "whitespace_prefix.png", "surface.png", "pager.png", "wire_sizes.png")
@@ -31,6 +33,7 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, 
     return code, json.loads(out.read_text()), tmp
 
 
+@pytest.mark.slow
 def test_quick_run_exits_zero_and_records_the_machine(quick_run):
     code, results, _ = quick_run
     assert code == 0
@@ -40,6 +43,7 @@ def test_quick_run_exits_zero_and_records_the_machine(quick_run):
         assert results["machine"][key]
 
 
+@pytest.mark.slow
 def test_every_benchmark_ran_and_wrote_its_json(quick_run):
     _, results, tmp = quick_run
     benchmarks = results["benchmarks"]
@@ -51,6 +55,7 @@ def test_every_benchmark_ran_and_wrote_its_json(quick_run):
     assert "browser" in benchmarks  # optional: skipped unless --browser, or its result when requested
 
 
+@pytest.mark.slow
 def test_ratios_are_numbers(quick_run):
     _, results, _ = quick_run
     r = {name: results["benchmarks"][name]["result"] for name in REQUIRED}
@@ -69,6 +74,7 @@ def test_ratios_are_numbers(quick_run):
         assert _is_number(goal["measured"]), goal["id"]
 
 
+@pytest.mark.slow
 def test_structural_fields_hold(quick_run):
     _, results, _ = quick_run
     r = {name: results["benchmarks"][name]["result"] for name in REQUIRED}
@@ -86,12 +92,14 @@ def test_structural_fields_hold(quick_run):
     assert results["structure"] and all(results["structure"].values())
 
 
+@pytest.mark.slow
 def test_quick_goals_are_shown_but_not_judged(quick_run):
     _, results, _ = quick_run
     assert {g["id"] for g in results["goals"]} == {"fold", "whitespace_prefix", "pager", "surface", "process"}
     assert all(g["met"] is None and g["status"].startswith("not judged") for g in results["goals"])
 
 
+@pytest.mark.slow
 def test_plots_are_written(quick_run):
     _, results, tmp = quick_run
     for name in PLOTS:
@@ -117,7 +125,7 @@ def test_goals_are_judged_from_full_size_numbers():
         "process": {"result": {"logical_events": 416_756, "ratio": 21.0, "scalar_s": 6.3, "packed_s": 0.3,
                                "startup_s": 0.1, "packed_split_ms": {"read_ms": 50, "page_ms": 5, "fold_ms": 40}}},
     }
-    marks = {g["id"]: g["status"] for g in harness.goals(benchmarks)}
+    marks = {g["id"]: g["status"] for g in goals(benchmarks)}
     assert marks == {"fold": "not met", "whitespace_prefix": "met", "pager": "met", "surface": "not met",
                      "process": "met"}
-    assert {g["id"]: g["status"] for g in harness.goals({})} == dict.fromkeys(marks, "not measured")
+    assert {g["id"]: g["status"] for g in goals({})} == dict.fromkeys(marks, "not measured")

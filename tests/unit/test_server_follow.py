@@ -1,9 +1,12 @@
 """Follow over SSE against a real uvicorn server on 127.0.0.1: snapshot, live scalar frames as the file grows,
-Last-Event-ID resume, and no task left behind by a client that leaves mid-stream."""
+Last-Event-ID resume, and no task left behind by a client that leaves mid-stream.
+
+No sleeps: where a test needs the server to have read the file, it awaits the source's ``update`` on the server's
+loop; where it needs a follower gone, it awaits the end of the source's watcher task."""
 
 from __future__ import annotations
 
-import time
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -45,13 +48,28 @@ def frames(response: httpx.Response, raw: list[bytes] | None = None) -> Iterator
             yield last_id, decode_follow_frame(data)
 
 
-def wait_for(predicate: Any, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
+def source_update(server: ServerThread, session: str = "live") -> None:
+    """Have the session's source read what is new and fan it out, now, on the server's loop."""
+    async def update() -> None:
+        await server.app.state.registry.lookup(session).update()
+    server.call(update())
+
+
+def watcher_task(server: ServerThread, session: str = "live") -> asyncio.Task[None]:
+    async def get() -> asyncio.Task[None]:
+        task = server.app.state.registry.lookup(session).watcher
+        assert task is not None
+        return task  # type: ignore[no-any-return]
+    return server.call(get())
+
+
+def await_done(server: ServerThread, task: asyncio.Task[None]) -> None:
+    """Wait (on the server's loop) until ``task`` has finished, then for the step that follows it."""
+    async def wait() -> None:
+        await asyncio.wait({task}, timeout=10)
+        assert task.done()
+        await asyncio.sleep(0)  # one loop step: tasks finishing in the same step as the watcher are gone too
+    server.call(wait(), timeout=15)
 
 
 def test_snapshot_then_live_member_events(served: Any) -> None:
@@ -76,7 +94,7 @@ def test_snapshot_then_live_member_events(served: Any) -> None:
         with open(path, "ab") as stream_out:
             stream_out.write(line[:10])  # a partial line waits for its newline
             stream_out.flush()
-            time.sleep(0.1)
+            source_update(server)  # the server has read the partial line
             stream_out.write(line[10:])
         got = [next(stream) for _ in range(5)]
         assert all(isinstance(f, EventFrame) for _, f in got)
@@ -97,9 +115,11 @@ def test_disconnect_mid_stream_leaves_no_task(served: Any) -> None:
             append_batch(path, gen.take(20))
             next(stream)
             assert registry.follower_count() == 1 and registry.active_watchers() == 1
+            watcher = watcher_task(server)
         # The client has gone; nothing may stay behind, even with no further writes.
-        assert wait_for(lambda: registry.follower_count() == 0 and registry.active_watchers() == 0)
-        assert wait_for(lambda: server.task_count() <= baseline)
+        await_done(server, watcher)
+        assert registry.follower_count() == 0 and registry.active_watchers() == 0
+        assert server.task_count() <= baseline
 
 
 def test_one_watcher_shared_by_followers(served: Any) -> None:
@@ -112,7 +132,9 @@ def test_one_watcher_shared_by_followers(served: Any) -> None:
             for stream in streams:
                 next(stream)
             assert registry.follower_count() == 2 and registry.active_watchers() == 1
-    assert wait_for(lambda: registry.active_watchers() == 0)
+            watcher = watcher_task(server)
+    await_done(server, watcher)
+    assert registry.active_watchers() == 0
 
 
 def test_last_event_id_resume_is_accepted_by_the_journal(served: Any) -> None:
