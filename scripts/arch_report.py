@@ -39,10 +39,11 @@ PARTS: dict[str, str] = {
     "assembler.paging": "History",
     "assembler.journal": "History",
     "assembler.conversation": "Assembly",
+    "assembler.definition": "Assembly",
     "assembler.assembly": "Assembly",
     "assembler.locations": "Assembly",
     "assembler.views": "Views",
-    "assembler.transcript": "Views",
+    "assembler.transcript": "Assembly",
     "definitions": "Definitions",
     "assembler.render": "Render",
     "assembler.store": "Edges",
@@ -53,7 +54,8 @@ PARTS: dict[str, str] = {
     "assembler.__main__": "Edges",
     "perf": "Perf",
 }
-ORDER = ["Records", "Session", "History", "Assembly", "Views", "Definitions", "Render", "Edges", "Perf"]
+ORDER = ["Records", "Views", "Session", "History", "Assembly", "Definitions", "Render", "Edges", "Perf"]
+"""Lowest first: an edge to a part later in this list (except from Perf) runs back up and is marked."""
 
 
 def module_name(path: Path) -> str:
