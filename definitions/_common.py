@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 
 from assembler.definition import Context, Match
-from assembler.records import SessionEvent
+from assembler.records import CHUNK_ROW_TYPES, SessionEvent
 from assembler.text import js_number_str, safe_index
 from assembler.views import Provenance
 
@@ -38,7 +38,8 @@ OFFSETS = {
     "maxTokensNotice": 0.05,
     "finalizedFollowup": 0.1,
 }
-ROW_TYPES = frozenset({"chunkrow/text-chunks", "chunkrow/reasoning-chunks", "chunkrow/tool-call-chunks"})
+ROW_TYPES = CHUNK_ROW_TYPES
+"""The wire row tags (``chunkrow/*``): the only packed entries a Definition sees."""
 _encode = msgspec.json.Encoder().encode
 
 

@@ -32,7 +32,7 @@ from ..records import (
     decode_page,
     record_range,
 )
-from ..transcript import canonical_json, transcript
+from ..transcript import by_anchor, canonical_json, transcript
 from ..views import FlushResult, ViewNode, hidden_by_default
 from .local import FileLoad
 from .updates import (
@@ -125,11 +125,11 @@ class Viewer:
         return chat.replace, chat.nodes, removed
 
     def _ordered(self) -> list[ViewNode]:
-        return sorted(self.chat.values(), key=lambda n: n.anchorSeq)
+        return by_anchor(self.chat.values())
 
     def _update(self, replace: bool, changed: Sequence[ViewNode], removed: Sequence[str],
                 requests: Sequence[dict[str, Any]] = (), **extra: Any) -> dict[str, Any]:
-        nodes = self._ordered() if replace else sorted(changed, key=lambda n: n.anchorSeq)
+        nodes = self._ordered() if replace else by_anchor(changed)
         journal = self.journal
         value: dict[str, Any] = {
             "replace": replace,
