@@ -48,27 +48,23 @@ export class VirtualList {
     window.addEventListener("resize", this._onScroll, { passive: true });
   }
 
-  /** Rows changed (count, order or membership); keeps the first row on screen where it was. */
+  /** Rows changed (count, order or membership); keeps the first row on screen where it was. Attached rows whose
+   * key is still within the new range stay attached (not re-created). */
   setCount(count) {
     const anchor = this._anchor();
-    for (const [key, el] of [...this.attached]) {
-      this.resize.unobserve(el);
-      el.remove();
-      this.attached.delete(key);
-      this.opts.release?.(key, el);
-    }
     this.count = count;
-    this.first = this.last = 0;
+    this.first = Math.min(this.first, count);
+    this.last = Math.min(this.last, count);
     this.dirty = true;
     this.update(anchor);
+    if (!this.container.getClientRects().length) this._attach(0, 0); // hidden: keep nothing attached
   }
 
   /** The key and viewport top of the first attached row on screen, to restore after a layout change. */
   _anchor() {
-    for (let i = this.first; i < this.last; i++) {
-      const key = this.opts.key(i);
-      const el = this.attached.get(key);
-      if (!el) continue;
+    for (let el = this.top.nextElementSibling; el && el !== this.bottom; el = el.nextElementSibling) {
+      const key = /** @type {HTMLElement} */ (el).dataset.key;
+      if (!key) continue;
       const r = el.getBoundingClientRect();
       if (r.bottom > 0) return { key, top: r.top };
     }
@@ -144,6 +140,7 @@ export class VirtualList {
   }
 
   _attach(first, last) {
+    this._layout();
     const keep = new Set();
     for (let i = first; i < last; i++) keep.add(this.opts.key(i));
     for (const [key, el] of [...this.attached]) {
