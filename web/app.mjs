@@ -8,6 +8,7 @@
 //   runPython(code)  test hook: runs code in the worker's Python, returns its str result
 //   heapSize()       the worker's wasm heap in bytes; idle() resolves when no render is pending
 import { Bridge, ownedBytes } from "./bridge.mjs";
+import { initFeatures } from "./features.mjs";
 import { initFiles } from "./files.mjs";
 import { Follow, fetchPage, listSessions } from "./sessions.mjs";
 import { initTheme, toggleTheme } from "./theme.mjs";
@@ -39,6 +40,14 @@ const view = new TranscriptView(els.transcript, bridge, { onError: (err) => show
 const state = { mode: "none", sessionId: null, follow: null, liveOpened: false, canLoadOlder: false, busy: 0 };
 const viewer = { timings: {} };
 window.transcriptViewer = viewer;
+const features = initFeatures({
+  bridge, view, viewer,
+  showEvents: () => els.showEvents.checked,
+  title: () => els.title.textContent || "session",
+  session: () => (state.mode === "live" ? state.sessionId : null),
+  fetchPage,
+  onError: (text) => showBanner(text),
+});
 
 // --- status, progress, errors ----------------------------------------------------------------------------------
 
@@ -118,6 +127,7 @@ function applyUpdate(update, { scroll = "keep" } = {}) {
     view.apply(update);
     els.welcome.hidden = true;
   }
+  features.changed(update);
   if (update.hasMore !== undefined) {
     state.canLoadOlder = Boolean(update.canLoadOlder);
     els.older.hidden = !update.hasMore;
@@ -171,6 +181,7 @@ function resetView() {
   showBanner("");
   showNotice("");
   view.clear();
+  features.reset();
   els.older.hidden = true;
 }
 
@@ -347,6 +358,7 @@ async function scrollToSeq(seq) {
 }
 
 async function followHash() {
+  features.followHash();
   const params = hashParams();
   const session = params.get("session");
   if (session && session !== state.sessionId) {
@@ -377,7 +389,7 @@ function onKey(event) {
     }
     case "t": toggleTheme(); break;
     case "[": void loadOlder(); break;
-    case "e": els.showEvents.checked = !els.showEvents.checked; view.setShowEvents(els.showEvents.checked); break;
+    case "e": els.showEvents.checked = !els.showEvents.checked; view.setShowEvents(els.showEvents.checked); features.search.refresh(); break;
     default: return;
   }
   event.preventDefault();
@@ -417,7 +429,7 @@ initFiles({
   onFile: (file) => openFile(file).catch((err) => showBanner(`Could not open ${file.name}: ${err.message}`)),
 });
 els.older.addEventListener("click", () => void loadOlder());
-els.showEvents.addEventListener("change", () => view.setShowEvents(els.showEvents.checked));
+els.showEvents.addEventListener("change", () => { view.setShowEvents(els.showEvents.checked); features.search.refresh(); });
 els.refresh.addEventListener("click", () => void refreshSessions());
 document.addEventListener("keydown", onKey);
 window.addEventListener("hashchange", () => void followHash());

@@ -59,7 +59,8 @@ class RowList {
   /** @param {any[]} rows */
   set(rows) {
     this.rows = rows;
-    this.list.prune(new Set(rows.map((r) => String(r.key))));
+    this.list.heights.clear(); // rows are rebuilt from scratch: a key may name another row now
+    this.list.detachAll();
     this.list.setCount(rows.length);
   }
 }
@@ -69,7 +70,7 @@ class RowList {
  * @param {(key: string | null, seq: number) => void} jump
  */
 function trajectoryRow(row, jump) {
-  const node = el("div", `traj-row status-${row.status}`);
+  const node = el("div", `traj-row traj-${row.kind} status-${row.status}`);
   node.tabIndex = 0;
   node.setAttribute("role", "button");
   const head = el("div", "traj-head");

@@ -112,6 +112,14 @@ const OPS = {
   renderMore: async (_id, { key, block, offset }) => call("render_more", key, block, offset),
   renderSection: async (_id, { key, block }) => call("render_section", key, block),
   findSeq: async (_id, { seq }) => call("find_seq", seq),
+  trajectory: async () => call("trajectory_view"),
+  context: async () => call("context_view"),
+  contextMessage: async (_id, { seq }) => call("context_message", seq),
+  search: async (_id, { query, includeHidden = false }) => call("search", String(query), Boolean(includeHidden)),
+  records: async (_id, { key }) => call("records", String(key)),
+  recordMembers: async (_id, { key, index }) => call("record_members", String(key), index),
+  export: async (_id, { format, scope, title, bytes }) =>
+    call("export", String(format), String(scope), String(title || ""), bytes ? bytesOf(bytes) : undefined), // undefined reaches Python as None (null would be JsNull)
   heapSize: async () => pyodide._module.HEAP8.length,
   // Test and benchmark hook: runs code in this worker's Python; the last expression must be a str.
   runPython: async (_id, { code }) => {
