@@ -21,6 +21,7 @@ import msgspec
 
 from .chunk_rows import storage_row
 from .errors import ChunkRowError, RecordDecodeError, SessionFileError
+from .jsontext import NestingError, check_depth, decode_json
 from .records import ROW_TYPES, StorageRecord, decode_storage_row, is_safe_integer
 
 __all__ = [
@@ -187,6 +188,10 @@ class LogParser:
 
     def _line(self, raw: memoryview, terminated: bool, maybe_row: bool) -> LogEvent | None:
         lineno = self.lines
+        try:
+            check_depth(raw)
+        except NestingError as exc:
+            return self._fault(SessionFileError(str(exc), line=lineno))
         row: Any = None
         if maybe_row:
             try:
@@ -196,7 +201,7 @@ class LogParser:
         if row is not None:
             return self._record(row, lineno, row.seq, row.members, "seq0")
         try:
-            value = _decode(raw)
+            value = decode_json(raw, _decode)
         except msgspec.DecodeError as exc:
             reason = _invalid_json(exc)
             if not terminated and not self.strict:

@@ -15,6 +15,7 @@ from msgspec import Struct
 
 from .conversation import ConversationAssembler, Entry
 from .definition import Definition
+from .jsontext import encode_with
 from .views import FlushResult, TimelineTurn, ViewNode
 
 __all__ = ["Transcript", "transcript", "assemble", "canonical_json", "digest", "by_anchor"]
@@ -58,7 +59,7 @@ def assemble(records: Sequence[Entry], has_more: bool, definitions: Sequence[Def
 
 def canonical_json(value: Transcript) -> bytes:
     """The canonical JSON bytes: compact, fixed field order, UTF-8."""
-    return _encoder.encode(value)
+    return encode_with(_encoder.encode, value)
 
 
 def digest(value: Transcript | bytes) -> str:
