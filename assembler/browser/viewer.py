@@ -14,6 +14,8 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import msgspec
+
 from definitions import default_definitions
 
 from .. import render
@@ -32,7 +34,7 @@ from ..records import (
     decode_page,
     record_range,
 )
-from ..transcript import by_anchor, canonical_json, transcript
+from ..transcript import by_anchor, canonical_json, summarize, transcript
 from ..views import FlushResult, ViewNode, hidden_by_default
 from .local import FileLoad
 from .updates import (
@@ -142,6 +144,9 @@ class Viewer:
             "requests": list(requests),
             "stats": self.stats(),
         }
+        if replace or any(n.kind in ("turn-tail", "tool") for n in changed):
+            # The header's session totals: recomputed when a turn ends or a tool row appears, not per delta.
+            value["summary"] = msgspec.to_builtins(summarize(self.chat.values()))
         value.update(extra)
         return value
 
