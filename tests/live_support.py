@@ -24,7 +24,7 @@ class LiveServer:
     """Serves one logical log to viewers that all get the same frames, pages and answers."""
 
     def __init__(self, events: Sequence[dict[str, Any]], viewers: Sequence[Viewer], max_messages: int = 50) -> None:
-        self.events = list(events)
+        self.events = events  # shared: a test may append to the log while following it
         self.viewers = list(viewers)
         self.max_messages = max_messages
         self.pos = 0  # the next seq to send live
