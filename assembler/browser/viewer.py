@@ -338,6 +338,24 @@ class Viewer:
         self.file = None
         return encode_json(update)
 
+    # -- entry points: replay benchmark --------------------------------------------------------------------------
+
+    def replay_page(self, data: Any) -> bytes:
+        """Fold one ``SessionPage`` (its JSON bytes) in a scratch window, stage by stage (``replay.replay_page``);
+        the open window is untouched. ``perf.bench_browser`` calls this."""
+        from .replay import replay_page
+
+        try:
+            return encode_json(replay_page(data))
+        except AssemblerError as exc:
+            return encode_json({"error": error_value(exc, "replay")})
+
+    def replay_window(self, mode: str) -> bytes:
+        """Replay the open window as a ``scalar`` or ``packed`` page (the viewer's "Replay benchmark" panel)."""
+        from .replay import window_page
+
+        return self.replay_page(window_page(self, str(mode)))
+
     # -- entry points: HTML ----------------------------------------------------------------------------------------
 
     def _render_context(self) -> render.RenderContext:
