@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from corpus import log_id, session_logs
 from test_corpus_digest import corpus_present, cpython_digest
 
+from perf.bench_browser import measure_mode, measure_replay, pages
+
 if TYPE_CHECKING:
     from conftest import Viewer
 
@@ -48,3 +50,17 @@ def test_replay_panel_on_a_real_log(viewer: Viewer) -> None:
     assert packed["records"] == opened["records"]
     assert set(copied["ratios"]) == {*STAGES, "total"}
     assert not [line for line in viewer.console if "Content Security Policy" in line]
+
+
+def test_the_benchmark_measures_with_the_panels_function(viewer: Viewer) -> None:
+    """``perf.bench_browser.measure_replay`` goes through ``transcriptViewer.replayPage`` (the worker's replay_page,
+    which the panel's replayWindow also calls): both modes agree with each other and with ``loadPage``."""
+    results = {}
+    for mode, payload in pages(runs=3, total_deltas=600).items():
+        path = viewer.add_file(f"replay-{mode}.json", payload)
+        results[mode] = (measure_replay(viewer.page, path, repeat=2), measure_mode(viewer.page, path, repeat=1))
+    (packed, packed_load), (scalar, scalar_load) = results["packed"], results["scalar"]
+    assert packed["digest"] == scalar["digest"] == packed_load["digest"] == scalar_load["digest"]
+    assert packed["records"] == packed_load["records"] < scalar["records"] == scalar_load["records"]
+    for result in (packed, scalar):
+        assert set(result["ms"]) == set(STAGES) and result["wasmHeapBytes"] > 0 and result["rendered"] > 0
