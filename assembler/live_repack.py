@@ -4,8 +4,9 @@ live session holds one window entry per block, not one per token.
 Rules: ``LiveRepacker`` watches what the journal publishes to the assembler. A ``block-end`` chunk closes its block
 (turn, step, index), a ``step/end`` its step and a ``turn/end`` its turn; then the scalar deltas of what closed (with
 a row an earlier page or repack left just before them) are packed by the codec (``chunk_rows.repack_records``: the
-runs, rows and ``MIN_RUN`` of a stored log) and swapped in through ``ConversationAssembler.repack``, which keeps the
-folded state and publishes nothing (packed = scalar, DESIGN rule 2), so the view does not change. A row covers
+runs, rows and ``MIN_RUN`` of a stored log) and swapped in through the window's ``repack``: the viewer's
+``ConversationAssembler.repack`` keeps the folded state and publishes nothing (packed = scalar, DESIGN rule 2), so the
+view does not change; a ``Journal`` that keeps its window (a client without an assembler) swaps the entries. A row covers
 exactly the seqs it replaces: the window's ranges stay continuous and later pages and repairs join as before. A
 delta nothing closes stays scalar. Pure and sans-I/O.
 """
@@ -13,20 +14,29 @@ delta nothing closes stays scalar. Pure and sans-I/O.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
 from msgspec import UNSET
 
 from .chunk_rows import is_storage_row, repack_records
-from .conversation import ConversationAssembler, Entry
+from .conversation import Entry
 from .records import ChunksRecord, EventRecord, SessionEvent
 
-__all__ = ["LiveRepacker", "closed_scope"]
+__all__ = ["LiveRepacker", "Window", "closed_scope"]
 
 _DELTAS = frozenset({"text-delta", "reasoning-delta", "tool-call-delta"})
 ANY: Any = object()
 """In a scope: every step of the turn, or every block of the step."""
+
+
+class Window(Protocol):
+    """What holds a live window: ``ConversationAssembler`` (the viewer) or a ``Journal`` that keeps its window."""
+
+    @property
+    def window(self) -> Sequence[Entry]: ...
+
+    def repack(self, old: Sequence[Entry], new: ChunksRecord, /) -> bool: ...
 
 
 def _number(value: object) -> bool:
@@ -115,7 +125,7 @@ class LiveRepacker:
         if block is not None:
             self.open.setdefault((block[0], block[1]), event.seq)
 
-    def appended(self, asm: ConversationAssembler, entry: Entry) -> int:
+    def appended(self, asm: Window, entry: Entry) -> int:
         """After ``asm.append(entry)``: note a delta, or pack what ``entry`` closes. Returns the entries saved."""
         if type(entry) is not EventRecord:
             return 0
@@ -124,7 +134,7 @@ class LiveRepacker:
         scope = closed_scope(event)
         return 0 if scope is None else self.close(asm, scope)
 
-    def close(self, asm: ConversationAssembler, scope: tuple[Any, Any, Any]) -> int:
+    def close(self, asm: Window, scope: tuple[Any, Any, Any]) -> int:
         """Pack the scalar deltas of ``scope`` (see ``closed_scope``) in ``asm``'s window. Returns entries saved."""
         keys = [k for k in self.open if _in_scope((*k, None), (scope[0], scope[1], ANY))]
         if not keys:
@@ -169,7 +179,7 @@ class LiveRepacker:
         self._reopen(asm, keys, scope, window[start:] if start < len(window) else ())
         return saved
 
-    def _reopen(self, asm: ConversationAssembler, keys: list[tuple[Any, Any]], scope: tuple[Any, Any, Any],
+    def _reopen(self, asm: Window, keys: list[tuple[Any, Any]], scope: tuple[Any, Any, Any],
                 tail: Any) -> None:
         """Forget what closed; a step with blocks still open keeps its first remaining scalar delta."""
         for k in keys:

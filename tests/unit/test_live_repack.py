@@ -3,12 +3,25 @@ row, older pages joining it, and swaps the assembler refuses."""
 
 from __future__ import annotations
 
+import msgspec
 from conversation_support import Session
-from live_support import LiveServer, assert_continuous, row_count, same_view
+from live_support import HEADER, LiveServer, assert_continuous, row_count, same_view
 
 from assembler.browser import Viewer
-from assembler.live_repack import ANY, closed_scope
-from assembler.records import ChunksRecord, EventRecord, SessionEvent
+from assembler.chunk_rows import expand_row
+from assembler.history import page_value, snapshot_value
+from assembler.journal import PageRequest, Replace, session_journal
+from assembler.live_repack import ANY, LiveRepacker, closed_scope
+from assembler.records import (
+    ChunksRecord,
+    EventRecord,
+    SessionEvent,
+    SnapshotFrame,
+    decode_follow_frame,
+    decode_page,
+    encode,
+    record_range,
+)
 
 
 def block_end(s: Session, turn: int, step: int, index: int) -> int:
@@ -160,3 +173,35 @@ def test_the_assembler_refuses_a_swap_that_does_not_match_its_window() -> None:
     assert list(asm.window) == before
     assert asm.repack(deltas, row)
     assert asm.entry_count == len(before) - 5 and asm.has_seq(5)
+
+
+def test_a_journal_that_keeps_its_window_is_repacked_too() -> None:
+    """A client without an assembler: the journal's own window gets the rows, stays continuous, still holds exactly
+    the log (expanded), and a gap is still repaired from a page."""
+    s = step_with_text(10)
+    block_end(s, 1, 1, 0)
+    s.texts(1, 1, 1, ["p", "q", "r", "s"])
+    s.step_end(1, 1)
+    s.turn_end(1)
+    journal = session_journal(50)
+    repacker = LiveRepacker()
+    snap = decode_follow_frame(encode(snapshot_value(HEADER, s.events[:2], 50)))
+    assert isinstance(snap, SnapshotFrame)
+    journal.opened(snap.cursor, snap.records, snap.hasMore)
+    repacker.replaced(journal.window)
+    for seq in [*range(2, 16), 17, 18]:  # seq 16 is lost: 17 opens a repair
+        for out in journal.entry(EventRecord(SessionEvent(**s.events[seq]))):
+            if isinstance(out, PageRequest):
+                page = decode_page(encode(page_value(s.events, out.through, None, 50)))
+                for done in journal.page(out, page.records, page.hasMore):
+                    assert isinstance(done, Replace)
+                    repacker.replaced(done.entries)
+            else:
+                repacker.appended(journal, out.entry)
+    ranges = [record_range(e) for e in journal.window]
+    assert all(b[0] == a[1] + 1 for a, b in zip(ranges, ranges[1:], strict=False))
+    assert ranges[0][0] == journal.first_cursor == 0 and ranges[-1][1] == journal.last_cursor == len(s.events) - 1
+    assert repacker.rows >= 1 and len(journal.window) < len(s.events)
+    logical = [e for r in journal.window for e in (
+        expand_row(r.event.to_storage()) if type(r) is ChunksRecord else [msgspec.to_builtins(r.event)])]
+    assert logical == s.events
