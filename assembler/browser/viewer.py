@@ -23,6 +23,7 @@ from ..conversation import ConversationAssembler
 from ..errors import AssemblerError
 from ..history import DEFAULT_MAX_MESSAGES, MessageIndex
 from ..journal import Append, Journal, JournalError, PageRequest, Prepend, Replace, session_journal
+from ..live_repack import LiveRepacker
 from ..logfile import LoadResult
 from ..records import (
     EventFrame,
@@ -62,8 +63,9 @@ class Viewer:
     alongside whatever was still shown.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, repack_live: bool = True) -> None:
         self._rev = 0  # never reset: a rev names one node state across windows (keys repeat between sessions)
+        self.repack_live = repack_live  # pack a live block's deltas into one row when it ends (``live_repack``)
         self.reset()
 
     def reset(self) -> None:
@@ -80,6 +82,7 @@ class Viewer:
         self.page_requests: dict[int, PageRequest] = {}
         self._context: render.RenderContext | None = None
         self._live = False
+        self.repacker = LiveRepacker()
 
     # -- applying publications ---------------------------------------------------------------------------------
 
@@ -92,10 +95,14 @@ class Viewer:
                 requests.append(request_value(out))
             elif isinstance(out, Replace):
                 asm.replace_window(out.entries, out.has_more)
+                if self.repack_live:
+                    self.repacker.replaced(out.entries)
             elif isinstance(out, Prepend):
                 asm.prepend(out.entries, out.has_more)
             elif isinstance(out, Append):
                 asm.append(out.entry)
+                if self.repack_live:
+                    self.repacker.appended(asm, out.entry)
         return requests
 
     def _take(self, result: FlushResult | None) -> tuple[bool, list[ViewNode], list[str]]:
@@ -335,6 +342,24 @@ class Viewer:
         update.update(load.outcome(result))
         self.file = None
         return encode_json(update)
+
+    # -- entry points: replay benchmark --------------------------------------------------------------------------
+
+    def replay_page(self, data: Any) -> bytes:
+        """Fold one ``SessionPage`` (its JSON bytes) in a scratch window, stage by stage (``replay.replay_page``);
+        the open window is untouched. ``perf.bench_browser`` calls this."""
+        from .replay import replay_page
+
+        try:
+            return encode_json(replay_page(data))
+        except AssemblerError as exc:
+            return encode_json({"error": error_value(exc, "replay")})
+
+    def replay_window(self, mode: str) -> bytes:
+        """Replay the open window as a ``scalar`` or ``packed`` page (the viewer's "Replay benchmark" panel)."""
+        from .replay import window_page
+
+        return self.replay_page(window_page(self, str(mode)))
 
     # -- entry points: HTML ----------------------------------------------------------------------------------------
 
