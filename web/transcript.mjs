@@ -8,6 +8,32 @@ import { VirtualList } from "./vlist.mjs";
 
 const HTML_CACHE_ROWS = 600; // rendered rows kept for scrolling back
 
+const USAGE_LABELS = [["inputTokens", "input"], ["outputTokens", "output"], ["cacheReadTokens", "cache read"],
+  ["cacheWriteTokens", "cache write"], ["reasoningTokens", "reasoning"]];
+
+function plural(n, noun) {
+  return `${n.toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+function tokens(n) {
+  return n >= 10000 ? `${(n / 1000).toFixed(1)}K` : n.toLocaleString("en-US");
+}
+
+// The header's session totals (assembler.transcript.SessionSummary, sent with updates): counts, token usage as
+// recorded (any subset), models. Durations are never shown here; plain text only.
+export function summaryText(summary) {
+  if (!summary || typeof summary !== "object") return "";
+  const parts = [plural(summary.turns || 0, "turn"), plural(summary.steps || 0, "step"),
+    plural(summary.toolCalls || 0, "tool call")];
+  const usage = summary.usage;
+  if (usage && typeof usage === "object") {
+    const figures = USAGE_LABELS.filter(([k]) => Number.isInteger(usage[k])).map(([k, label]) => `${tokens(usage[k])} ${label}`);
+    if (figures.length) parts.push(`tokens: ${figures.join(", ")}`);
+  }
+  if (Array.isArray(summary.models) && summary.models.length) parts.push(summary.models.join(", "));
+  return parts.join(" · ");
+}
+
 function estimateHeight(meta) {
   if (!meta) return 48;
   const size = Math.min(meta.size || 0, 20000);
@@ -58,11 +84,36 @@ export class TranscriptView {
     this.wanted.clear();
     this.list.heights.clear();
     this.list.setCount(0);
+    this._showSummary(null);
+  }
+
+  // The session totals element: in the page header when there is one, else just above the transcript.
+  _summaryElement() {
+    let el = document.getElementById("session-summary");
+    if (!el) {
+      el = document.createElement("span");
+      el.id = "session-summary";
+      el.className = "session-summary";
+      const title = document.getElementById("session-title");
+      if (title) title.after(el);
+      else this.container.before(el);
+    }
+    return el;
+  }
+
+  _showSummary(summary) {
+    const text = summaryText(summary);
+    if (!text && !document.getElementById("session-summary")) return;
+    const el = this._summaryElement();
+    el.textContent = text;
+    el.hidden = !text;
+    if (summary) el.dataset.recordedTimes = String(Boolean(summary.recordedTimes));
   }
 
   // Applies an update ({replace, nodes, removed}); returns true when the set of nodes changed.
   apply(update) {
     if (!update || !Array.isArray(update.nodes)) return false;
+    if (update.summary) this._showSummary(update.summary);
     if (update.replace) {
       const keep = new Set(update.nodes.map((n) => n.key));
       for (const key of [...this.metas.keys()]) if (!keep.has(key)) this._forget(key);

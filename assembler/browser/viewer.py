@@ -14,6 +14,8 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import msgspec
+
 from definitions import default_definitions
 
 from .. import render
@@ -21,6 +23,7 @@ from ..conversation import ConversationAssembler
 from ..errors import AssemblerError
 from ..history import DEFAULT_MAX_MESSAGES, MessageIndex
 from ..journal import Append, Journal, JournalError, PageRequest, Prepend, Replace, session_journal
+from ..live_repack import LiveRepacker
 from ..logfile import LoadResult
 from ..records import (
     EventFrame,
@@ -32,7 +35,7 @@ from ..records import (
     decode_page,
     record_range,
 )
-from ..transcript import by_anchor, canonical_json, transcript
+from ..transcript import by_anchor, canonical_json, summarize, transcript
 from ..views import FlushResult, ViewNode, hidden_by_default
 from .local import FileLoad
 from .search import SearchIndex
@@ -62,8 +65,9 @@ class Viewer(ViewsMixin):
     alongside whatever was still shown.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, repack_live: bool = True) -> None:
         self._rev = 0  # never reset: a rev names one node state across windows (keys repeat between sessions)
+        self.repack_live = repack_live  # pack a live block's deltas into one row when it ends (``live_repack``)
         self.reset()
 
     def reset(self) -> None:
@@ -81,6 +85,7 @@ class Viewer(ViewsMixin):
         self.page_requests: dict[int, PageRequest] = {}
         self._context: render.RenderContext | None = None
         self._live = False
+        self.repacker = LiveRepacker()
 
     # -- applying publications ---------------------------------------------------------------------------------
 
@@ -93,10 +98,14 @@ class Viewer(ViewsMixin):
                 requests.append(request_value(out))
             elif isinstance(out, Replace):
                 asm.replace_window(out.entries, out.has_more)
+                if self.repack_live:
+                    self.repacker.replaced(out.entries)
             elif isinstance(out, Prepend):
                 asm.prepend(out.entries, out.has_more)
             elif isinstance(out, Append):
                 asm.append(out.entry)
+                if self.repack_live:
+                    self.repacker.appended(asm, out.entry)
         return requests
 
     def _take(self, result: FlushResult | None) -> tuple[bool, list[ViewNode], list[str]]:
@@ -143,6 +152,9 @@ class Viewer(ViewsMixin):
             "requests": list(requests),
             "stats": self.stats(),
         }
+        if replace or any(n.kind in ("turn-tail", "tool") for n in changed):
+            # The header's session totals: recomputed when a turn ends or a tool row appears, not per delta.
+            value["summary"] = msgspec.to_builtins(summarize(self.chat.values()))
         value.update(extra)
         return value
 
@@ -331,6 +343,24 @@ class Viewer(ViewsMixin):
         update.update(load.outcome(result))
         self.file = None
         return encode_json(update)
+
+    # -- entry points: replay benchmark --------------------------------------------------------------------------
+
+    def replay_page(self, data: Any) -> bytes:
+        """Fold one ``SessionPage`` (its JSON bytes) in a scratch window, stage by stage (``replay.replay_page``);
+        the open window is untouched. ``perf.bench_browser`` calls this."""
+        from .replay import replay_page
+
+        try:
+            return encode_json(replay_page(data))
+        except AssemblerError as exc:
+            return encode_json({"error": error_value(exc, "replay")})
+
+    def replay_window(self, mode: str) -> bytes:
+        """Replay the open window as a ``scalar`` or ``packed`` page (the viewer's "Replay benchmark" panel)."""
+        from .replay import window_page
+
+        return self.replay_page(window_page(self, str(mode)))
 
     # -- entry points: HTML ----------------------------------------------------------------------------------------
 
