@@ -118,6 +118,7 @@ const OPS = {
   renderMore: async (_id, { key, block, offset }) => call("render_more", key, block, offset),
   renderSection: async (_id, { key, block }) => call("render_section", key, block),
   findSeq: async (_id, { seq }) => call("find_seq", seq),
+  capabilities: async () => call("capabilities"),
   trajectory: async () => call("trajectory_view"),
   context: async () => call("context_view"),
   contextMessage: async (_id, { seq }) => call("context_message", seq),
