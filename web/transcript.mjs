@@ -1,10 +1,17 @@
+// @ts-check
 // The Chat view: an ordered list of node placeholders whose HTML is rendered lazily, by the worker's Python, for
 // the nodes in or near the viewport (DESIGN rule 8). Collapsed rows (Think, tool, context) render their body
 // when opened; long text renders in slices behind "Show more". Only HTML produced by our Python renderer is ever
 // assigned with innerHTML; every other string goes through textContent.
 
-const NEAR_MARGIN = "1200px 0px"; // render a little ahead of what is on screen
+import { NEAR_MARGIN } from "./config.mjs";
 
+/**
+ * A chat node as the worker describes it (no HTML): its key, kind, seq, revision and whether it is hidden.
+ * @typedef {{key: string, kind: string, seq: number, rev: number, size?: number, role?: string, hidden?: boolean}} NodeMeta
+ */
+
+/** @param {NodeMeta} meta */
 function estimateHeight(meta) {
   const size = Math.min(meta.size || 0, 20000);
   switch (meta.kind) {
@@ -17,18 +24,34 @@ function estimateHeight(meta) {
 }
 
 export class TranscriptView {
+  /**
+   * @param {HTMLElement} container
+   * @param {import("./bridge.mjs").Bridge} bridge
+   * @param {{onError?: (err: Error) => void}} [options]
+   */
   constructor(container, bridge, { onError = () => {} } = {}) {
     this.container = container;
     this.bridge = bridge;
     this.onError = onError;
-    this.metas = new Map(); // key → node meta from the worker
-    this.order = []; // keys in display order
-    this.els = new Map(); // key → <article>
-    this.renderedRev = new Map(); // key → rev of the HTML in the DOM
-    this.near = new Set(); // keys whose element is in or near the viewport
+    /** Called with each row after its HTML is filled in (the page appends its copy buttons).
+     * @type {(meta: NodeMeta) => HTMLElement | null} */
+    this.decorate = () => null;
+    /** @type {Map<string, NodeMeta>} key → node meta from the worker */
+    this.metas = new Map();
+    /** @type {string[]} keys in display order */
+    this.order = [];
+    /** @type {Map<string, HTMLElement>} key → <article> */
+    this.els = new Map();
+    /** @type {Map<string, number>} key → rev of the HTML in the DOM */
+    this.renderedRev = new Map();
+    /** @type {Set<string>} keys whose element is in or near the viewport */
+    this.near = new Set();
+    /** @type {Set<string>} */
     this.wanted = new Set();
     this.showEvents = false;
+    /** @type {Promise<void> | null} */
     this.inflight = null;
+    /** @type {(() => void)[]} */
     this.idleWaiters = [];
     this.epoch = 0; // bumped by clear(): answers to requests made before it are dropped (keys repeat across windows)
     this.observer = new IntersectionObserver((entries) => this._observe(entries), { rootMargin: NEAR_MARGIN });
@@ -50,7 +73,10 @@ export class TranscriptView {
     this.wanted.clear();
   }
 
-  // Applies an update ({replace, nodes, removed}); returns true when the set of nodes changed.
+  /**
+   * Applies an update ({replace, nodes, removed}); returns true when the set of nodes changed.
+   * @param {{replace?: boolean, nodes?: NodeMeta[], removed?: string[]}} update
+   */
   apply(update) {
     if (!update || !Array.isArray(update.nodes)) return false;
     if (update.replace) {
@@ -67,6 +93,7 @@ export class TranscriptView {
     return true;
   }
 
+  /** @param {NodeMeta} meta */
   _article(meta) {
     const el = document.createElement("article");
     el.className = `node kind-${meta.kind} placeholder`;
@@ -76,6 +103,7 @@ export class TranscriptView {
     return el;
   }
 
+  /** @param {NodeMeta} meta @param {boolean} place */
   _upsert(meta, place) {
     const old = this.metas.get(meta.key);
     this.metas.set(meta.key, meta);
@@ -95,28 +123,44 @@ export class TranscriptView {
     el.hidden = !this._shown(meta);
   }
 
+  /** @param {NodeMeta} meta */
   _shown(meta) {
     return this.showEvents || !meta.hidden; // meta.hidden: decided once, in Python (assembler.views)
   }
 
+  /** @param {string} key */
   _insertOrdered(key) {
-    const seq = this.metas.get(key).seq;
+    const seq = this.meta(key).seq;
     let lo = 0;
     let hi = this.order.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (this.metas.get(this.order[mid]).seq <= seq) lo = mid + 1;
+      if (this.meta(this.order[mid]).seq <= seq) lo = mid + 1;
       else hi = mid;
     }
     this.order.splice(lo, 0, key);
-    const next = lo + 1 < this.order.length ? this.els.get(this.order[lo + 1]) : null;
-    this.container.insertBefore(this.els.get(key), next);
+    const next = lo + 1 < this.order.length ? this.el(this.order[lo + 1]) : null;
+    this.container.insertBefore(this.el(key), next);
+  }
+
+  /** @param {string} key */
+  meta(key) {
+    const meta = this.metas.get(key);
+    if (!meta) throw new Error(`no node ${key}`);
+    return meta;
+  }
+
+  /** @param {string} key */
+  el(key) {
+    const el = this.els.get(key);
+    if (!el) throw new Error(`no element for node ${key}`);
+    return el;
   }
 
   _reorder() {
     let cursor = this.container.firstElementChild;
     for (const key of this.order) {
-      const el = this.els.get(key);
+      const el = this.el(key);
       if (el === cursor) {
         cursor = cursor.nextElementSibling;
       } else {
@@ -125,6 +169,7 @@ export class TranscriptView {
     }
   }
 
+  /** @param {string} key */
   _remove(key) {
     const el = this.els.get(key);
     if (el) {
@@ -139,16 +184,18 @@ export class TranscriptView {
     if (i >= 0) this.order.splice(i, 1);
   }
 
+  /** @param {boolean} on */
   setShowEvents(on) {
     this.showEvents = on;
-    for (const [key, meta] of this.metas) this.els.get(key).hidden = !this._shown(meta);
+    for (const [key, meta] of this.metas) this.el(key).hidden = !this._shown(meta);
   }
 
   // --- lazy rendering -------------------------------------------------------------------------------------------
 
+  /** @param {IntersectionObserverEntry[]} entries */
   _observe(entries) {
     for (const entry of entries) {
-      const key = entry.target.dataset.key;
+      const key = /** @type {HTMLElement} */ (entry.target).dataset.key ?? "";
       if (entry.isIntersecting) {
         this.near.add(key);
         if (this.renderedRev.get(key) !== this.metas.get(key)?.rev) this.wanted.add(key);
@@ -167,20 +214,27 @@ export class TranscriptView {
     this._pump();
   }
 
-  // Renders the given keys now (awaits the worker); used for the first screen.
+  /**
+   * Renders the given keys now (awaits the worker); used for the first screen.
+   * @param {string[]} keys
+   */
   async renderKeys(keys) {
     for (const key of keys) this.wanted.add(key);
     await this._pump();
     await this.idle();
   }
 
-  // The keys whose element intersects the viewport (plus `margin` px), by layout, in display order.
+  /**
+   * The keys whose element intersects the viewport (plus `margin` px), by layout, in display order.
+   * @param {number} [margin]
+   */
   visibleKeys(margin = 200) {
     const top = -margin;
     const bottom = window.innerHeight + margin;
+    /** @type {string[]} */
     const out = [];
     for (const key of this.order) {
-      const el = this.els.get(key);
+      const el = this.el(key);
       if (el.hidden) continue;
       const r = el.getBoundingClientRect();
       if (r.bottom >= top && r.top <= bottom) out.push(key);
@@ -188,9 +242,23 @@ export class TranscriptView {
     return out;
   }
 
+  /** The first shown row whose bottom is below the top of the viewport (under the sticky header), or null. */
+  firstInView() {
+    const header = document.querySelector(".app-header");
+    const top = header ? header.getBoundingClientRect().bottom : 0;
+    for (const key of this.order) {
+      const el = this.el(key);
+      if (el.hidden) continue;
+      const r = el.getBoundingClientRect();
+      if (r.bottom > top + 1) return r.top < window.innerHeight ? el : null;
+    }
+    return null;
+  }
+
+  /** @returns {Promise<void>} */
   _pump() {
     if (this.inflight) return this.inflight;
-    const keys = [...this.wanted].filter((k) => this.metas.has(k) && !this.els.get(k).hidden);
+    const keys = [...this.wanted].filter((k) => this.metas.has(k) && !this.el(k).hidden);
     this.wanted.clear();
     if (!keys.length) {
       this._settle();
@@ -207,18 +275,22 @@ export class TranscriptView {
     return this.inflight;
   }
 
+  /** @param {{html: Record<string, string>, revs: Record<string, number>}} result */
   _fill({ html, revs }) {
     for (const [key, markup] of Object.entries(html)) {
       const el = this.els.get(key);
       if (!el) continue;
-      const open = [...el.querySelectorAll("details[open]")].map((d) => d.dataset.block);
+      const open = [...el.querySelectorAll("details[open]")].map((d) => /** @type {HTMLElement} */ (d).dataset.block);
       el.innerHTML = markup; // produced by assembler.render (escaped, sanitised markdown)
+      const meta = this.metas.get(key);
+      const tools = meta ? this.decorate(meta) : null;
+      if (tools) el.append(tools);
       el.classList.remove("placeholder");
       el.style.minHeight = "";
       this.renderedRev.set(key, revs[key]);
       for (const block of open) {
         const d = el.querySelector(`details[data-block="${CSS.escape(block ?? "")}"]`);
-        if (d) d.open = true; // the toggle handler renders its body again
+        if (d instanceof HTMLDetailsElement) d.open = true; // the toggle handler renders its body again
       }
       if (this.metas.get(key)?.rev !== revs[key]) this.wanted.add(key);
     }
@@ -231,20 +303,21 @@ export class TranscriptView {
     for (const resolve of waiters) resolve();
   }
 
-  // Resolves once no render request is pending.
+  /** Resolves once no render request is pending. @returns {Promise<void>} */
   idle() {
     if (!this.inflight && !this.wanted.size) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    return new Promise((resolve) => { this.idleWaiters.push(resolve); });
   }
 
   // --- collapsed bodies and "Show more" -------------------------------------------------------------------------
 
+  /** @param {Event} event */
   async _onToggle(event) {
     const details = event.target;
     if (!(details instanceof HTMLDetailsElement) || !details.open) return;
     const body = details.querySelector(":scope > [data-pending]");
     const article = details.closest("article[data-key]");
-    if (!body || !article) return;
+    if (!(body instanceof HTMLElement) || !(article instanceof HTMLElement)) return;
     body.removeAttribute("data-pending");
     body.classList.add("loading");
     const epoch = this.epoch;
@@ -254,15 +327,16 @@ export class TranscriptView {
       });
       if (epoch === this.epoch && body.isConnected) body.innerHTML = html; // produced by assembler.render
     } catch (err) {
-      this.onError(err);
+      this.onError(/** @type {Error} */ (err));
     } finally {
       body.classList.remove("loading");
     }
   }
 
+  /** @param {MouseEvent} event */
   async _onClick(event) {
-    const button = event.target.closest("button.show-more");
-    if (!button || !this.container.contains(button)) return;
+    const button = /** @type {Element} */ (event.target).closest?.("button.show-more");
+    if (!(button instanceof HTMLButtonElement) || !this.container.contains(button)) return;
     button.disabled = true;
     const epoch = this.epoch;
     try {
@@ -274,34 +348,42 @@ export class TranscriptView {
       button.remove();
     } catch (err) {
       button.disabled = false;
-      this.onError(err);
+      this.onError(/** @type {Error} */ (err));
     }
   }
 
   // --- navigation -------------------------------------------------------------------------------------------------
 
   shownKeys() {
-    return this.order.filter((k) => !this.els.get(k).hidden);
+    return this.order.filter((k) => !this.el(k).hidden);
   }
 
+  /** @param {string} key */
   element(key) {
     return this.els.get(key) || null;
   }
 
-  // Moves keyboard focus by `delta` shown nodes from the focused one (or from the top of the viewport).
+  /**
+   * Moves keyboard focus by `delta` shown nodes from the focused one (or from the top of the viewport).
+   * @param {number} delta
+   */
   focusBy(delta) {
     const keys = this.shownKeys();
     if (!keys.length) return;
     const current = document.activeElement?.closest?.("article[data-key]");
-    let i = current ? keys.indexOf(current.dataset.key) : -1;
+    let i = current instanceof HTMLElement ? keys.indexOf(current.dataset.key ?? "") : -1;
     if (i < 0) {
-      const visible = this.visibleKeys(0).filter((k) => !this.els.get(k).hidden);
+      const visible = this.visibleKeys(0).filter((k) => !this.el(k).hidden);
       i = visible.length ? keys.indexOf(delta > 0 ? visible[0] : visible[visible.length - 1]) - delta : -1;
     }
     const next = Math.max(0, Math.min(keys.length - 1, i + delta));
     this.focusKey(keys[next]);
   }
 
+  /**
+   * @param {string} key
+   * @param {{block?: ScrollLogicalPosition}} [options]
+   */
   focusKey(key, { block = "nearest" } = {}) {
     const el = this.els.get(key);
     if (!el) return;
@@ -311,9 +393,10 @@ export class TranscriptView {
 
   scrollToEnd() {
     const keys = this.shownKeys();
-    if (keys.length) this.els.get(keys[keys.length - 1]).scrollIntoView({ block: "end" });
+    if (keys.length) this.el(keys[keys.length - 1]).scrollIntoView({ block: "end" });
   }
 
+  /** @param {number} [slack] */
   atEnd(slack = 48) {
     const doc = document.scrollingElement || document.documentElement;
     return doc.scrollHeight - doc.scrollTop - window.innerHeight <= slack;

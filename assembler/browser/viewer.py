@@ -32,9 +32,11 @@ from ..records import (
     decode_page,
     record_range,
 )
+from ..render.texts import tool_texts
 from ..transcript import by_anchor, canonical_json, transcript
-from ..views import FlushResult, ViewNode, hidden_by_default
+from ..views import FlushResult, ToolData, ViewNode, hidden_by_default
 from .local import FileLoad
+from .rowtext import plain_text
 from .updates import (
     as_bytes,
     elapsed_ms,
@@ -363,6 +365,18 @@ class Viewer:
         node = self.chat.get(str(key))
         html = "" if node is None else render.render_section(node, int(block))
         return encode_json({"html": html})
+
+    def row_text(self, key: str) -> bytes:
+        """The plain text of one chat node, for "Copy text": ``{"text", "arguments", "result"}`` (the last two for
+        tool rows only; ``text`` is None for an unknown key). Whole texts, however long the rendered slice."""
+        node = self.chat.get(str(key))
+        if node is None:
+            return encode_json({"text": None})
+        value: dict[str, Any] = {"text": plain_text(node)}
+        if node.kind == "tool" and type(node.data) is ToolData:
+            pretty, _is_json, result = tool_texts(node.data)
+            value.update(arguments=pretty, result=result)
+        return encode_json(value)
 
     def find_seq(self, seq: float) -> bytes:
         """The chat node a deep link ``#seq=N`` points at: the visible node with the greatest anchor <= N (else the

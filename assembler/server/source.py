@@ -25,6 +25,7 @@ from ..records import StorageRecord, encode
 from ..store import zstd
 from ..store.jsonl import read_stream
 from .confine import open_in_root
+from .listing import SessionFacts
 
 __all__ = [
     "Follower",
@@ -100,6 +101,7 @@ class SessionSource:
         self.warnings: list[str] = []
         self.title: str | None = None
         self.last_time: Any = None
+        self.facts = SessionFacts()  # what the session list says about it (listing.py)
         self._loader = LogLoader()
         self._offset = 0
         self._stat: tuple[int, int, int] | None = None
@@ -156,6 +158,7 @@ class SessionSource:
 
     def _absorb(self, records: list[StorageRecord]) -> None:
         self.index.extend(records)
+        self.facts.absorb(records)
         for record in records:
             if type(record) is dict and record.get("type") == "session/title" and type(record.get("data")) is dict:
                 title = record["data"].get("title")
