@@ -206,10 +206,12 @@ class Viewer:
         self._live = True
         requests: list[dict[str, Any]] = []
         error: dict[str, Any] | None = None
+        session_error: dict[str, Any] | None = None
         try:
             for raw in frames:
                 frame = decode_follow_frame(as_bytes(raw))
                 if isinstance(frame, SnapshotFrame):
+                    session_error = frame.error
                     if self.journal.last_cursor is not None or self.journal.failed is not None:
                         if self.journal.failed is not None:
                             self.journal = _journal()
@@ -224,6 +226,8 @@ class Viewer:
         update = self._flush_update(requests, header=self.header)
         if error is not None:
             update["error"] = error
+        if session_error is not None:
+            update["sessionError"] = session_error
         return encode_json(update)
 
     def reconnected(self) -> None:

@@ -96,11 +96,11 @@ async def session_page(request: Request) -> Response:
         through = last if through is None else through
         check_page_request(through, before, max_messages, last)
         value = await run_in_threadpool(source.index.page, through, before, max_messages)
-        problem = source.problem()
+        fault = source.fault()
     headers = None
-    if problem is not None:
-        value["error"] = {"error": "malformed-session", "detail": problem}
-        headers = {"X-Session-Error": _header_safe(problem)}
+    if fault is not None:
+        value["error"] = fault
+        headers = {"X-Session-Error": _header_safe(fault["detail"])}
     return json_response(value, headers=headers)
 
 
