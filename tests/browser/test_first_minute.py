@@ -33,7 +33,8 @@ def alert_text(page: Page) -> str:
 
 def wait_alert(page: Page, needle: str, timeout: float = 30_000) -> str:
     page.wait_for_function(
-        "(needle) => { const a = document.querySelector('[role=alert]'); return !a.hidden && a.innerText.includes(needle); }",
+        "(needle) => { const a = document.querySelector('[role=alert]');"
+        " return !a.hidden && a.innerText.includes(needle); }",
         arg=needle, timeout=timeout)
     return alert_text(page)
 
@@ -168,7 +169,8 @@ def test_python_error_is_an_alert_and_the_page_stays_usable(viewer: Viewer) -> N
     finally:
         viewer.run_python("import json\nfrom assembler.browser import viewer as v\n"
                           "v.VIEWER.render = v.VIEWER._saved_render\njson.dumps(True)")
-    result = viewer.open_file(viewer.add_file("after-error.jsonl", small("after", first="Recovered question").to_bytes()))
+    fixed = small("after", first="Recovered question").to_bytes()
+    result = viewer.open_file(viewer.add_file("after-error.jsonl", fixed))
     assert result["error"] is None
     assert "Recovered question 1?" in viewer.render_all()
     assert viewer.page.locator("[role=alert]").is_hidden()
