@@ -35,9 +35,11 @@ from ..records import (
     decode_page,
     record_range,
 )
+from ..render.texts import tool_texts
 from ..transcript import by_anchor, canonical_json, summarize, transcript
-from ..views import FlushResult, ViewNode, hidden_by_default
+from ..views import FlushResult, ToolData, ViewNode, hidden_by_default
 from .local import FileLoad
+from .rowtext import plain_text
 from .search import SearchIndex
 from .updates import (
     as_bytes,
@@ -217,10 +219,12 @@ class Viewer(ViewsMixin):
         self._live = True
         requests: list[dict[str, Any]] = []
         error: dict[str, Any] | None = None
+        session_error: dict[str, Any] | None = None
         try:
             for raw in frames:
                 frame = decode_follow_frame(as_bytes(raw))
                 if isinstance(frame, SnapshotFrame):
+                    session_error = frame.error
                     if self.journal.last_cursor is not None or self.journal.failed is not None:
                         if self.journal.failed is not None:
                             self.journal = _journal()
@@ -235,6 +239,8 @@ class Viewer(ViewsMixin):
         update = self._flush_update(requests, header=self.header)
         if error is not None:
             update["error"] = error
+        if session_error is not None:
+            update["sessionError"] = session_error
         return encode_json(update)
 
     def reconnected(self) -> None:
@@ -394,6 +400,18 @@ class Viewer(ViewsMixin):
         node = self.chat.get(str(key))
         html = "" if node is None else render.render_section(node, int(block))
         return encode_json({"html": html})
+
+    def row_text(self, key: str) -> bytes:
+        """The plain text of one chat node, for "Copy text": ``{"text", "arguments", "result"}`` (the last two for
+        tool rows only; ``text`` is None for an unknown key). Whole texts, however long the rendered slice."""
+        node = self.chat.get(str(key))
+        if node is None:
+            return encode_json({"text": None})
+        value: dict[str, Any] = {"text": plain_text(node)}
+        if node.kind == "tool" and type(node.data) is ToolData:
+            pretty, _is_json, result = tool_texts(node.data)
+            value.update(arguments=pretty, result=result)
+        return encode_json(value)
 
     def find_seq(self, seq: float) -> bytes:
         """The chat node a deep link ``#seq=N`` points at: the visible node with the greatest anchor <= N (else the
