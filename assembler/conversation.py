@@ -5,7 +5,10 @@ never start a Context (``PackedStartError``). Rule 2: dispatch goes through a ty
 a Definition's ``match`` runs only for the event types it declares, and every entry point (``replace_window``,
 ``append``, ``prepend``) matches through the same ``_matches``. Rule 3: state has one owner: a Context's state is
 written only by its Definition, through ``start``/``update`` (the contract is in ``definition``). Pure and sans-I/O;
-Definitions are injected by the edges (the core never imports ``definitions``).
+Definitions are injected by the edges (the core never imports ``definitions``). Rule 4: malformed input never escapes
+as a Python error: when a Definition fails on an entry with a type fault (a field of an unexpected type), the entry is
+quarantined (shown only by the fallback Definitions), an ``InputFault`` naming its seq is kept in ``faults``, and the
+window is rebuilt without it.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 from .definition import Context, Definition, Match, Reader, Role, Urgency, max_urgency
-from .errors import ConversationError, DefinitionError, MatchOrderError, PackedStartError
+from .errors import FOLD_FAULTS as _FAULTS
+from .errors import ConversationError, DefinitionError, InputFault, MatchOrderError, PackedStartError
+from .errors import EntryFault as _EntryFault
 from .locations import BOUNDARY_TYPES, Coord, LocationIndex, StepLocation, TurnLocation
 from .records import ChunksRecord, EventRecord, member_count
 from .views import FlushResult, LocationData, ViewNode, ViewUpdate
@@ -48,6 +53,9 @@ class ConversationAssembler:
                 table.setdefault(etype, []).append(d)
         self._table = {etype: tuple(ds) for etype, ds in table.items()}
         self._fallbacks = tuple(d for d in self.definitions if d.fallback and d.target is not None)
+        self.faults: list[InputFault] = []
+        """Entries a Definition could not fold (shown by the fallback Definitions), in the order found."""
+        self._quarantine: set[int] = set()
         self._reset(False)
 
     # -- state ---------------------------------------------------------------------------------------------------
@@ -118,7 +126,7 @@ class ConversationAssembler:
         packed = type(entry) is ChunksRecord
         location = self.index.resolve(coord)
         matched: set[str | None] = set()
-        for d in self._table.get(event.type, ()):
+        for d in self._table.get(event.type, ()) if event.seq not in self._quarantine else ():
             result = d.match(event)
             if result is None:
                 continue
@@ -140,9 +148,33 @@ class ConversationAssembler:
     def _dispatch(self, entry: Entry, coord: Coord) -> Urgency:
         """Match one entry and apply each Match to its Context at once (the window grows at its end)."""
         urgency: Urgency = "none"
-        for d, id, m in self._matches(entry, coord):
-            urgency = max_urgency(urgency, self._apply(d, id, m))
+        try:
+            for d, id, m in self._matches(entry, coord):
+                urgency = max_urgency(urgency, self._apply(d, id, m))
+        except _FAULTS as exc:
+            raise _EntryFault((entry.event.seq,), entry.event.type, exc) from exc
         return urgency
+
+    def _quarantine_fault(self, fault: _EntryFault) -> None:
+        """Record ``fault`` and quarantine its entries; re-raise its cause when they already were (no progress)."""
+        fresh = [seq for seq in fault.seqs if seq not in self._quarantine]
+        if not fresh:
+            raise fault.cause
+        exc = fault.cause
+        what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        for seq in fresh:
+            self._quarantine.add(seq)
+            self.faults.append(InputFault(seq, fault.etype, f"{fault.etype} event not understood ({what}); "
+                                                            "shown as a raw event"))
+
+    def _rebuild(self, entries: list[Entry], has_more: bool) -> None:
+        """Fold ``entries`` again from scratch, quarantining each entry a Definition fails on."""
+        while True:
+            try:
+                self._replace(entries, has_more)
+                return
+            except _EntryFault as fault:
+                self._quarantine_fault(fault)
 
     def _context_for(self, d: Definition, id: str) -> Context:
         ctx = self.contexts.get((d.kind, id))
@@ -196,13 +228,17 @@ class ConversationAssembler:
             return
         if ctx.matches[0] is not ctx.start:
             raise MatchOrderError(ctx.start.seq, ctx.key, "has a start that is not its first Match")
-        state = self._start(ctx, ctx.start)
-        ctx.state = state
-        for m in ctx.matches[1:]:
-            state = d.update(ctx, m)
-            if state is None:
-                raise DefinitionError(f"seq {m.seq}: {d.kind}.update returned no state")
+        m = ctx.start
+        try:
+            state = self._start(ctx, m)
             ctx.state = state
+            for m in ctx.matches[1:]:
+                state = d.update(ctx, m)
+                if state is None:
+                    raise DefinitionError(f"seq {m.seq}: {d.kind}.update returned no state")
+                ctx.state = state
+        except _FAULTS as exc:
+            raise _EntryFault((m.seq,), m.event.type, exc) from exc
         self._dirty[ctx.key] = ctx
 
     def _replay_dependents(self) -> bool:
@@ -223,6 +259,12 @@ class ConversationAssembler:
 
     def replace_window(self, entries: Iterable[Entry], has_more: bool) -> Urgency:
         """Clear everything and fold ``entries`` (any order; sorted by seq). Returns ``'immediate'``."""
+        self.faults = []
+        self._quarantine = set()
+        self._rebuild(list(entries), has_more)
+        return "immediate"
+
+    def _replace(self, entries: list[Entry], has_more: bool) -> None:
         self._reset(has_more)
         ordered = sorted(entries, key=lambda e: e.event.seq)
         observe = self.index.observe
@@ -236,7 +278,6 @@ class ConversationAssembler:
         self._full = True
         self._pending = True
         self._timeline_changed = True
-        return "immediate"
 
     def append(self, entry: Entry) -> Urgency:
         """Fold one live scalar entry at the end of the window (ASSEMBLY 5.2).
@@ -249,6 +290,14 @@ class ConversationAssembler:
         """
         if type(entry) is not EventRecord:
             raise ConversationError(f"seq {entry.event.seq}: append takes scalar entries only")
+        try:
+            return self._append(entry)
+        except _EntryFault as fault:
+            self._quarantine_fault(fault)
+            self._rebuild(list(self._window), self.has_more)  # the entry was noted before the fault
+            return "immediate"
+
+    def _append(self, entry: Entry) -> Urgency:
         event = entry.event
         if self.has_seq(event.seq):
             return "none"
@@ -287,6 +336,14 @@ class ConversationAssembler:
         Entries whose seq is already present are dropped. Raises ``MatchOrderError`` when a merged Context's start
         is not its first Match.
         """
+        try:
+            return self._prepend(entries, has_more)
+        except _EntryFault as fault:
+            self._quarantine_fault(fault)
+            self._rebuild(sorted(self._window, key=lambda e: e.event.seq), self.has_more)
+            return "immediate"
+
+    def _prepend(self, entries: Iterable[Entry], has_more: bool) -> Urgency:
         unique: dict[int, Entry] = {}
         for e in entries:
             if not self.has_seq(e.event.seq):
@@ -317,10 +374,13 @@ class ConversationAssembler:
         # The same matching as every other entry point; the Matches are merged, then their Contexts replay.
         incoming: dict[str, list[Match]] = {}
         for entry in fresh:
-            for d, id, m in self._matches(entry, coord_of[entry.event.seq]):
-                ctx = self._context_for(d, id)
-                incoming.setdefault(ctx.key, []).append(m)
-                affected[ctx.key] = ctx
+            try:
+                for d, id, m in self._matches(entry, coord_of[entry.event.seq]):
+                    ctx = self._context_for(d, id)
+                    incoming.setdefault(ctx.key, []).append(m)
+                    affected[ctx.key] = ctx
+            except _FAULTS as exc:
+                raise _EntryFault((entry.event.seq,), entry.event.type, exc) from exc
         self._by_turn = {}
         for ctx in self.contexts.values():
             extra = incoming.get(ctx.key)
@@ -353,7 +413,16 @@ class ConversationAssembler:
 
     def flush(self) -> FlushResult | None:
         """Build location data (step scope, then turn scope, for every Context), then the view nodes of a full
-        replace (every Context, creation order) or of the dirty Contexts. None when nothing was pending."""
+        replace (every Context, creation order) or of the dirty Contexts. None when nothing was pending. A Context
+        whose node cannot be built from its entries has them quarantined, and the flush is a full one."""
+        while True:
+            try:
+                return self._flush()
+            except _EntryFault as fault:
+                self._quarantine_fault(fault)
+                self._rebuild(sorted(self._window, key=lambda e: e.event.seq), self.has_more)
+
+    def _flush(self) -> FlushResult | None:
         if not self._pending:
             return None
         full = self._full
@@ -365,9 +434,12 @@ class ConversationAssembler:
         scopes: tuple[Literal["step"], Literal["turn"]] = ("step", "turn")
         for scope in scopes:
             for ctx in ordered:
-                data = ctx.definition.build_location_data(ctx, scope)
-                if data is not None:
-                    self._store_location_data(ctx, scope, data)
+                try:
+                    data = ctx.definition.build_location_data(ctx, scope)
+                    if data is not None:
+                        self._store_location_data(ctx, scope, data)
+                except (*_FAULTS, DefinitionError) as exc:  # bad input can make two Contexts claim one step
+                    raise _EntryFault(tuple(m.seq for m in ctx.matches), ctx.kind, exc) from exc
         if full:
             build = [c for c in ordered if c.definition.target in self.views]
         else:
@@ -381,7 +453,10 @@ class ConversationAssembler:
             d = ctx.definition
             target = d.target
             assert target is not None
-            node = d.build_view_node(ctx)
+            try:
+                node = d.build_view_node(ctx)
+            except _FAULTS as exc:
+                raise _EntryFault(tuple(m.seq for m in ctx.matches), ctx.kind, exc) from exc
             if node is None:
                 if not full and target in ctx.current:
                     raise DefinitionError(f"{ctx.key}: build_view_node returned None after a node (hide it instead)")

@@ -9,9 +9,10 @@ per node, by ``render`` (DESIGN rule 8).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from definitions import default_definitions
@@ -45,9 +46,14 @@ from .updates import (
 )
 
 __all__ = [
+    "CallOrderError",
     "Viewer",
     "VIEWER",
 ]
+
+
+class CallOrderError(RuntimeError):
+    """An entry point called out of order (``file_feed`` before ``file_begin``): the worker's bug, raised."""
 
 
 class Viewer:
@@ -142,6 +148,8 @@ class Viewer:
             "requests": list(requests),
             "stats": self.stats(),
         }
+        if self.assembler.faults:  # events a Definition could not fold, shown raw (issue 9 item 5)
+            value["inputFaults"] = [{"seq": f.seq, "type": f.type, "message": str(f)} for f in self.assembler.faults]
         value.update(extra)
         return value
 
@@ -293,7 +301,7 @@ class Viewer:
     def file_feed(self, data: Any) -> bytes:
         """Parse the next slice of the file; returns progress ``{bytes, size, lines, events, records, error}``."""
         if self.file is None:
-            raise RuntimeError("file_feed before file_begin")
+            raise CallOrderError("file_feed before file_begin")
         self.file.feed(as_bytes(data))
         return encode_json(self.file.progress())
 
@@ -306,7 +314,7 @@ class Viewer:
         """
         load = self.file
         if load is None:
-            raise RuntimeError("file_finish before file_begin")
+            raise CallOrderError("file_finish before file_begin")
         result = load.finish()
         self.load_result = result
         self.header = result.header
@@ -381,6 +389,33 @@ class Viewer:
                 break
         in_window = first is None or seq >= first or not self.journal.has_more
         return encode_json({"key": None if best is None else best.key, "inWindow": in_window})
+
+
+def _guard(name: str, method: Callable[..., bytes]) -> Callable[..., bytes]:
+    """``method`` that never lets an unexpected Python exception out (it would kill the worker's request): the
+    page gets ``{"error": {..., "internal": true}}`` beside what is still shown. Calls out of order still raise."""
+
+    @functools.wraps(method)
+    def entry(self: Viewer, *args: Any, **kwargs: Any) -> bytes:
+        try:
+            return method(self, *args, **kwargs)
+        except CallOrderError:
+            raise
+        except Exception as exc:  # the last line of defence of the worker
+            error = {**error_value(exc, name), "internal": True}
+            try:
+                update = self._update(False, [], [])
+            except Exception:
+                update = {}
+            update["error"] = error
+            return encode_json(update)
+
+    return entry
+
+
+for _name in ("load_page", "apply_frames", "request_older", "answer_page", "page_failed", "file_feed",
+              "file_finish", "render", "render_more", "render_section", "find_seq"):
+    setattr(Viewer, _name, _guard(_name, getattr(Viewer, _name)))
 
 
 def _journal() -> Journal[HistoryRecord]:

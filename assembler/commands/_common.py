@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterable
 
 from ..errors import AssemblerError
 from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
@@ -11,7 +12,7 @@ from ..store.atomic import reason_of
 from ..store.open import load_any
 from ._output import error, error_from
 
-__all__ = ["load", "report_problems", "Progress", "fail", "configure", "max_line_bytes"]
+__all__ = ["load", "warn_faults", "report_problems", "Progress", "fail", "configure", "max_line_bytes"]
 
 _limits = {"max_line_bytes": DEFAULT_MAX_LINE_BYTES}
 
@@ -52,6 +53,12 @@ class Progress:
 def fail(message: str, code: int = 1) -> int:
     sys.stderr.write(f"transcript-assembler: {message}\n")
     return code
+
+
+def warn_faults(path: str, faults: Iterable[object]) -> None:
+    """``FILE: warning: seq N: ...`` on stderr for each event the assembler showed raw (``InputFault``)."""
+    for fault in faults:
+        sys.stderr.write(f"{path}: warning: {fault}\n")
 
 
 def report_problems(path: str, result: LoadResult) -> None:
