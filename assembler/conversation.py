@@ -5,15 +5,13 @@ never start a Context (``PackedStartError``). Rule 2: dispatch goes through a ty
 a Definition's ``match`` runs only for the event types it declares, and every entry point (``replace_window``,
 ``append``, ``prepend``) matches through the same ``_matches``. Rule 3: state has one owner: a Context's state is
 written only by its Definition, through ``start``/``update`` (the contract is in ``definition``). Pure and sans-I/O;
-Definitions are injected by the edges (the core never imports ``definitions``). Rule 4: malformed input never escapes
-as a Python error: when a Definition fails on an entry with a type fault (a field of an unexpected type), the entry is
-quarantined (shown only by the fallback Definitions), an ``InputFault`` naming its seq is kept in ``faults``, and the
-window is rebuilt without it.
+Definitions are injected by the edges (the core never imports ``definitions``). Rule 4: an entry a Definition fails on
+(a field of an unexpected type) is quarantined (``folding.quarantine``: fallback only, an ``InputFault`` in ``faults``).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 
@@ -21,9 +19,10 @@ from .definition import Context, Definition, Match, Reader, Role, Urgency, max_u
 from .errors import FOLD_FAULTS as _FAULTS
 from .errors import ConversationError, DefinitionError, InputFault, MatchOrderError, PackedStartError
 from .errors import EntryFault as _EntryFault
-from .locations import BOUNDARY_TYPES, Coord, LocationIndex, StepLocation, TurnLocation
-from .records import ChunksRecord, EventRecord, member_count
-from .views import FlushResult, LocationData, ViewNode, ViewUpdate
+from .folding import build_nodes, merge_matches, quarantine, store_location_data
+from .locations import BOUNDARY_TYPES, Coord, LocationIndex
+from .records import ChunksRecord, EventRecord, member_count, record_range
+from .views import FlushResult, ViewUpdate
 
 __all__ = ["ConversationAssembler", "Entry"]
 
@@ -53,8 +52,7 @@ class ConversationAssembler:
                 table.setdefault(etype, []).append(d)
         self._table = {etype: tuple(ds) for etype, ds in table.items()}
         self._fallbacks = tuple(d for d in self.definitions if d.fallback and d.target is not None)
-        self.faults: list[InputFault] = []
-        """Entries a Definition could not fold (shown by the fallback Definitions), in the order found."""
+        self.faults: list[InputFault] = []  # entries a Definition could not fold, shown by the fallback instead
         self._quarantine: set[int] = set()
         self._reset(False)
 
@@ -80,6 +78,10 @@ class ConversationAssembler:
 
     def contexts_of(self, kind: str) -> list[Context]:
         return list(self._by_kind.get(kind, ()))
+
+    def window_entries(self) -> list[Entry]:
+        """The window's entries in seq order (the assembler's own list: read, never change)."""
+        return self._window
 
     def has_seq(self, seq: int) -> bool:
         """True when ``seq`` is an entry's first seq or lies inside a row of the window."""
@@ -155,18 +157,6 @@ class ConversationAssembler:
             raise _EntryFault((entry.event.seq,), entry.event.type, exc) from exc
         return urgency
 
-    def _quarantine_fault(self, fault: _EntryFault) -> None:
-        """Record ``fault`` and quarantine its entries; re-raise its cause when they already were (no progress)."""
-        fresh = [seq for seq in fault.seqs if seq not in self._quarantine]
-        if not fresh:
-            raise fault.cause
-        exc = fault.cause
-        what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        for seq in fresh:
-            self._quarantine.add(seq)
-            self.faults.append(InputFault(seq, fault.etype, f"{fault.etype} event not understood ({what}); "
-                                                            "shown as a raw event"))
-
     def _rebuild(self, entries: list[Entry], has_more: bool) -> None:
         """Fold ``entries`` again from scratch, quarantining each entry a Definition fails on."""
         while True:
@@ -174,7 +164,7 @@ class ConversationAssembler:
                 self._replace(entries, has_more)
                 return
             except _EntryFault as fault:
-                self._quarantine_fault(fault)
+                quarantine(fault, self._quarantine, self.faults)
 
     def _context_for(self, d: Definition, id: str) -> Context:
         ctx = self.contexts.get((d.kind, id))
@@ -293,7 +283,7 @@ class ConversationAssembler:
         try:
             return self._append(entry)
         except _EntryFault as fault:
-            self._quarantine_fault(fault)
+            quarantine(fault, self._quarantine, self.faults)
             self._rebuild(list(self._window), self.has_more)  # the entry was noted before the fault
             return "immediate"
 
@@ -339,7 +329,7 @@ class ConversationAssembler:
         try:
             return self._prepend(entries, has_more)
         except _EntryFault as fault:
-            self._quarantine_fault(fault)
+            quarantine(fault, self._quarantine, self.faults)
             self._rebuild(sorted(self._window, key=lambda e: e.event.seq), self.has_more)
             return "immediate"
 
@@ -385,7 +375,7 @@ class ConversationAssembler:
         for ctx in self.contexts.values():
             extra = incoming.get(ctx.key)
             if extra:
-                self._merge_matches(ctx, extra)
+                merge_matches(ctx, extra)
             for m in ctx.matches:
                 self._by_turn.setdefault(m.coord[0], {})[ctx.key] = ctx
         for ctx in sorted(affected.values(), key=lambda c: c.first_seq):
@@ -396,18 +386,60 @@ class ConversationAssembler:
         self._pending = True
         return "immediate"
 
-    @staticmethod
-    def _merge_matches(ctx: Context, older: list[Match]) -> None:
-        """Merge older Matches into a Context's own, in seq order: one Match per seq, at most one start."""
-        merged = sorted([*ctx.matches, *older], key=lambda m: m.seq)
-        for a, b in zip(merged, merged[1:], strict=False):
-            if a.seq == b.seq:
-                raise MatchOrderError(b.seq, ctx.key, "received non-appended Match")
-        starts = [m for m in merged if m.role == "start"]
-        if len(starts) > 1:
-            raise MatchOrderError(starts[1].seq, ctx.key, "received a second start Match")
-        ctx.matches = merged
-        ctx.start = starts[0] if starts else None
+    @property
+    def window(self) -> Sequence[Entry]:
+        """The window's entries in seq order (read only: change it through the entry points and ``repack``)."""
+        return self._window
+
+    def repack(self, old: Sequence[Entry], row: ChunksRecord) -> bool:
+        """Swap the consecutive window entries ``old`` for one packed ``row`` covering exactly their seqs (live
+        repacking). Done only when the row's Matches are theirs folded into one per Context: the same Contexts,
+        one coordinate, no start among them; the state is kept (packed = scalar, DESIGN rule 2) and nothing is
+        republished. Returns False, changing nothing, otherwise."""
+        first, last = record_range(row)
+        n = len(old)
+        window = self._window
+        i = bisect_left(window, first, key=_entry_seq)
+        if (not old or record_range(old[0])[0] != first or record_range(old[-1])[1] != last
+                or any(a is not b for a, b in zip(window[i:i + n], old, strict=False)) or len(window) < i + n):
+            return False
+        found: dict[str, tuple[Context, int, int]] = {}
+        coord: Coord | None = None
+        turn: Any = row.event.data.turn  # a JS number: 1.0 finds turn 1
+        for ctx in self._by_turn.get(turn, {}).values():
+            ms = ctx.matches
+            a, b = bisect_left(ms, first, key=_match_seq), bisect_right(ms, last, key=_match_seq)
+            if a == b:
+                continue
+            if b - a != n or any(m is ctx.start or m.seq != e.event.seq or m.coord != ms[a].coord
+                                 for m, e in zip(ms[a:b], old, strict=True)) or coord not in (None, ms[a].coord):
+                return False
+            coord = ms[a].coord
+            found[ctx.key] = (ctx, a, b)
+        if coord is None:
+            return False
+        merged: dict[str, Match] = {}
+        try:
+            for d, id, m in self._matches(row, coord):
+                had = self.contexts.get((d.kind, id))
+                if had is None or had.key not in found or had.key in merged:
+                    return False
+                merged[had.key] = m
+        except (PackedStartError, *_FAULTS):
+            return False
+        if merged.keys() != found.keys():
+            return False
+        for key, (ctx, a, b) in found.items():
+            ctx.matches[a:b] = [merged[key]]
+        window[i:i + n] = [row]
+        seqs = self._entry_seqs
+        seqs.difference_update(e.event.seq for e in old)
+        seqs.add(first)
+        ranges = self._row_ranges
+        j, k = bisect_left(ranges, (first, first)), bisect_right(ranges, (last, float("inf")))
+        ranges[j:k] = [(first, last)]
+        self.entry_count += 1 - n
+        return True
 
     # -- flush -------------------------------------------------------------------------------------------------------
 
@@ -419,7 +451,7 @@ class ConversationAssembler:
             try:
                 return self._flush()
             except _EntryFault as fault:
-                self._quarantine_fault(fault)
+                quarantine(fault, self._quarantine, self.faults)
                 self._rebuild(sorted(self._window, key=lambda e: e.event.seq), self.has_more)
 
     def _flush(self) -> FlushResult | None:
@@ -437,7 +469,7 @@ class ConversationAssembler:
                 try:
                     data = ctx.definition.build_location_data(ctx, scope)
                     if data is not None:
-                        self._store_location_data(ctx, scope, data)
+                        store_location_data(self.index, ctx, scope, data)
                 except (*_FAULTS, DefinitionError) as exc:  # bad input can make two Contexts claim one step
                     raise _EntryFault(tuple(m.seq for m in ctx.matches), ctx.kind, exc) from exc
         if full:
@@ -448,26 +480,7 @@ class ConversationAssembler:
             build = [c for c in ordered if c.definition.target in self.views and (
                 c.key in keys or (c.definition.reads_turn_data and c.location.key[1] in turns)
                 or self._timeline_changed and c.definition.reads_turn_data)]
-        views: dict[str, list[ViewNode]] = {t: [] for t in self.views}
-        for ctx in build:
-            d = ctx.definition
-            target = d.target
-            assert target is not None
-            try:
-                node = d.build_view_node(ctx)
-            except _FAULTS as exc:
-                raise _EntryFault(tuple(m.seq for m in ctx.matches), ctx.kind, exc) from exc
-            if node is None:
-                if not full and target in ctx.current:
-                    raise DefinitionError(f"{ctx.key}: build_view_node returned None after a node (hide it instead)")
-                ctx.current.pop(target, None)
-                continue
-            if node.key != ctx.key:
-                raise DefinitionError(f"{ctx.key}: view node key {node.key!r} is not the context key")
-            if node.target != target:
-                raise DefinitionError(f"{ctx.key}: view node target {node.target!r} is not {target!r}")
-            ctx.current[target] = node
-            views[target].append(node)
+        views = build_nodes(build, self.views, full)
         result = FlushResult(
             {t: ViewUpdate(t, full, nodes) for t, nodes in views.items() if full or nodes or self._timeline_changed},
             index.timeline(), self._timeline_changed)
@@ -477,23 +490,10 @@ class ConversationAssembler:
         self._pending = False
         return result
 
-    def _store_location_data(self, ctx: Context, scope: str, data: LocationData) -> None:
-        if data.kind != scope:
-            raise DefinitionError(f"{ctx.key}: location data kind {data.kind!r} in {scope} scope")
-        if data.key != ctx.kind:
-            raise DefinitionError(f"{ctx.key}: location data key {data.key!r} is not the definition kind")
-        if type(data.turn) is not int or data.turn < 0:
-            raise DefinitionError(f"{ctx.key}: location data turn {data.turn!r} is not a safe integer >= 0")
-        tl = self.index.turns.get(data.turn)
-        holder: TurnLocation | StepLocation | None
-        if scope == "step":
-            if type(data.step) is not int or data.step < 0:
-                raise DefinitionError(f"{ctx.key}: location data step {data.step!r} is not a safe integer >= 0")
-            holder = tl.steps.get(data.step) if tl is not None else None
-        else:
-            holder = tl
-        if holder is None:
-            return  # the location is outside the window: nothing to publish on
-        if data.key in holder.data:
-            raise DefinitionError(f"{ctx.key}: a second context published {data.key!r} on the same {scope}")
-        holder.data[data.key] = data.value
+
+def _entry_seq(entry: Entry) -> int:
+    return entry.event.seq
+
+
+def _match_seq(m: Match) -> int:
+    return m.seq
