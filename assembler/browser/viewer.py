@@ -423,15 +423,16 @@ class Viewer(ViewsMixin):
 
 
 def _guard(name: str, method: Callable[..., bytes]) -> Callable[..., bytes]:
-    """``method`` that never lets an unexpected Python exception out (it would kill the worker's request): the
-    page gets ``{"error": {..., "internal": true}}`` beside what is still shown. Calls out of order still raise."""
+    """``method`` that never lets an unexpected Python exception (``TypeError``, ``RecursionError``, ...) out: the
+    page gets ``{"error": {..., "internal": true}}`` beside what is still shown. Calls out of order and
+    ``AssemblerError`` (a Definition breaking its contract) still raise."""
 
     @functools.wraps(method)
     def entry(self: Viewer, *args: Any, **kwargs: Any) -> bytes:
         try:
             return method(self, *args, **kwargs)
-        except CallOrderError:
-            raise
+        except (CallOrderError, AssemblerError):
+            raise  # a call out of order, or a Definition breaking its contract: the worker reports what it raised
         except Exception as exc:  # the last line of defence of the worker
             error = {**error_value(exc, name), "internal": True}
             try:
