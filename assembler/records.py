@@ -304,6 +304,7 @@ class SnapshotFrame(Struct, frozen=True, tag_field="type", tag="snapshot"):
     records: list[HistoryRecord]
     hasMore: bool
     projections: Projections
+    error: dict[str, Any] | None = None  # the server's fault report for a session that stopped parsing
 
 
 class EventFrame(Struct, frozen=True, tag_field="type", tag="event"):

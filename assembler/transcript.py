@@ -15,11 +15,12 @@ from msgspec import UNSET, Struct, UnsetType
 
 from .conversation import ConversationAssembler, Entry
 from .definition import Definition
+from .errors import InputFault
 from .jsontext import encode_with
 from .views import FlushResult, RecordedUsage, TimelineTurn, TurnTailData, ViewNode, is_recorded_time
 
-__all__ = ["Transcript", "SessionSummary", "summarize", "transcript", "assemble", "canonical_json", "digest",
-           "by_anchor"]
+__all__ = ["Transcript", "SessionSummary", "summarize", "transcript", "assemble", "assemble_checked", "canonical_json",
+           "digest", "by_anchor"]
 
 _encoder = msgspec.json.Encoder()
 
@@ -111,11 +112,22 @@ def assemble(records: Sequence[Entry], has_more: bool, definitions: Sequence[Def
     Raises:
         AssemblerError: a Definition or entry broke the assembler contract (e.g. ``PackedStartError``).
     """
+    return assemble_checked(records, has_more, definitions)[0]
+
+
+def assemble_checked(records: Sequence[Entry], has_more: bool,
+                     definitions: Sequence[Definition]) -> tuple[Transcript, list[InputFault]]:
+    """``assemble``, and the entries no Definition could fold (shown through the fallback Definition instead; the
+    edges print them as warnings naming the seq).
+
+    Raises:
+        AssemblerError: as ``assemble``.
+    """
     assembler = ConversationAssembler(definitions)
     assembler.replace_window(records, has_more)
     result = assembler.flush()
     assert result is not None  # replace_window always leaves a flush pending
-    return transcript(result)
+    return transcript(result), list(assembler.faults)
 
 
 def canonical_json(value: Transcript) -> bytes:

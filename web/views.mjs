@@ -275,7 +275,7 @@ export class ViewSwitch {
         this.opts.context.dataset.rows = String(value.messages.length);
         const note = this.opts.contextNote;
         note.textContent = value.problems.length
-          ? `The loaded window starts inside compacted history: ${value.problems.map((p) => `seq ${p.seq}: ${p.reason}`).slice(0, 3).join("; ")}`
+          ? `The loaded window starts inside compacted history: ${value.problems.map((/** @type {{seq: number, reason: string}} */ p) => `seq ${p.seq}: ${p.reason}`).slice(0, 3).join("; ")}`
           : "";
         note.hidden = !note.textContent || this.current !== "context";
         this.context.set(value.messages);
@@ -298,6 +298,7 @@ export function hashView() {
 }
 
 /** Writes the view into the URL without a navigation (keeps session and seq). */
+/** @param {string} view */
 export function writeHashView(view) {
   const params = new URLSearchParams(location.hash.replace(/^#/, ""));
   if (view === "chat") params.delete("view");

@@ -26,6 +26,7 @@ from ..logfile import DEFAULT_MAX_LINE_BYTES
 from .confine import open_in_root
 from .csp import CSP, SecurityHeaders, viewer_csp
 from .hosts import HostCheck
+from .listing import session_entry, sort_entries
 from .registry import SessionRegistry
 from .responses import EXCEPTION_HANDLERS, json_response
 from .sse import EventStreamResponse
@@ -68,25 +69,19 @@ def _int_param(request: Request, name: str, minimum: int) -> int | None:
 
 
 async def list_sessions(request: Request) -> Response:
+    """Every session under the roots, newest activity first (the entry contract: ``listing.py``)."""
     registry: SessionRegistry = request.app.state.registry
     out = []
     for sid, path in (await run_in_threadpool(registry.scan)).items():
         source = registry.lookup(sid)
         try:
             await source.update()
-            mtime_ms = int(os.stat(path).st_mtime * 1000)
+            size = source.bytes_read if not source.compressed else os.stat(path).st_size
+            out.append(session_entry(sid, path, facts=source.facts, event_count=source.index.event_count,
+                                     problem=source.problem(), size=size))
         except OSError:
             continue
-        last_time = source.last_time
-        out.append({
-            "id": sid,
-            "title": source.title,
-            "eventCount": source.index.event_count,
-            "lastActivity": last_time if type(last_time) is int and last_time > 0 else mtime_ms,
-            "bytes": source.bytes_read if not source.compressed else os.stat(path).st_size,
-            "error": source.problem(),
-        })
-    return json_response({"sessions": out})
+    return json_response({"sessions": sort_entries(out)})
 
 
 async def session_page(request: Request) -> Response:
@@ -102,11 +97,11 @@ async def session_page(request: Request) -> Response:
         through = last if through is None else through
         check_page_request(through, before, max_messages, last)
         value = await run_in_threadpool(source.index.page, through, before, max_messages)
-        problem = source.problem()
+        fault = source.fault()
     headers = None
-    if problem is not None:
-        value["error"] = {"error": "malformed-session", "detail": problem}
-        headers = {"X-Session-Error": _header_safe(problem)}
+    if fault is not None:
+        value["error"] = fault
+        headers = {"X-Session-Error": _header_safe(fault["detail"])}
     return json_response(value, headers=headers)
 
 

@@ -25,6 +25,7 @@ from ..records import StorageRecord, encode
 from ..store import zstd
 from ..store.jsonl import read_stream
 from .confine import open_in_root
+from .listing import SessionFacts
 
 __all__ = [
     "Follower",
@@ -102,6 +103,7 @@ class SessionSource:
         self.warnings: list[str] = []
         self.title: str | None = None
         self.last_time: Any = None
+        self.facts = SessionFacts()  # what the session list says about it (listing.py)
         self._loader = LogLoader(max_line_bytes=self.max_line_bytes)
         self._offset = 0
         self._stat: tuple[int, int, int] | None = None
@@ -159,6 +161,7 @@ class SessionSource:
 
     def _absorb(self, records: list[StorageRecord]) -> None:
         self.index.extend(records)
+        self.facts.absorb(records)
         for record in records:
             if type(record) is dict and record.get("type") == "session/title" and type(record.get("data")) is dict:
                 title = record["data"].get("title")
@@ -180,15 +183,35 @@ class SessionSource:
             await self._update_locked()
 
     async def _update_locked(self) -> None:
+        had_error = self.error is not None
         new, reset = await run_in_threadpool(self.refresh_sync)
         if reset:
             for follower in list(self.subscribers):
                 follower.close()
             self.subscribers.clear()
-        elif new and self.subscribers:
+            return
+        if new and self.subscribers:
             chunk = await run_in_threadpool(event_frames, expand_records(new))
             for follower in self.subscribers:
                 follower.push(chunk)
+        fault = self.fault() if self.error is not None and not had_error else None
+        if fault is not None and self.subscribers:
+            # A bad line arrived while followed: say so (the stream stays open, nothing more will come).
+            frame = b"event: error\ndata: %s\n\n" % encode(fault)
+            for follower in self.subscribers:
+                follower.push(frame)
+
+    def fault(self) -> dict[str, Any] | None:
+        """The fault as the page gets it (a page's or snapshot's ``error``, the follow stream's ``event: error``):
+        ``{error, detail, line, seq, following}``. ``following`` is false: the parse stops at a fault, so nothing
+        after it reaches followers."""
+        problem = self.problem()
+        if problem is None:
+            return None
+        line = getattr(self.error, "line", None) if self.error is not None else 1
+        seq = getattr(self.error, "seq", None) if self.error is not None else None
+        return {"error": "malformed-session", "detail": problem, "line": line if type(line) is int else None,
+                "seq": seq if type(seq) is int else None, "following": False}
 
     def problem(self) -> str | None:
         """The fault that stopped the parse (with its line), or a missing header, as text."""
@@ -204,9 +227,9 @@ class SessionSource:
             await self._update_locked()
             header = self.header or {}
             value = await run_in_threadpool(self.index.snapshot, header, max_messages)
-            problem = self.problem()
-            if problem is not None:
-                value["error"] = {"error": "malformed-session", "detail": problem}
+            fault = self.fault()
+            if fault is not None:
+                value["error"] = fault
             frame = b"id: %d\ndata: %s\n\n" % (value["cursor"], encode(value)) if value["cursor"] >= 0 else (
                 b"data: %s\n\n" % encode(value))
             if not self.compressed:

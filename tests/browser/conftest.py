@@ -245,7 +245,7 @@ def viewer(browser: Browser, served: Served) -> Iterator[Viewer]:
     page.on("pageerror", lambda exc: v.page_errors.append(str(exc)))
 
     started = time.perf_counter()
-    page.goto(served.url)
+    page.goto(f"{served.url}?test=1")  # ?test=1: the test hooks (runPython, state, view) exist only then
     result = page.evaluate(
         """async (ms) => {
             const timeout = new Promise((_, reject) =>

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
 from pathlib import Path
@@ -56,15 +57,22 @@ def error_of(response: Any) -> dict[str, Any]:
     return body
 
 
-def test_lists_sessions_with_title_count_and_activity(client: TestClient) -> None:
+def test_lists_sessions_with_title_count_and_activity(client: TestClient, root: Path) -> None:
     response = client.get("/api/sessions")
     assert response.status_code == 200
-    sessions = {s["id"]: s for s in response.json()["sessions"]}
+    listed = response.json()["sessions"]
+    sessions = {s["id"]: s for s in listed}
     assert set(sessions) == {"alpha", "nested/beta"}
     assert sessions["alpha"]["title"] == "Alpha"
     assert sessions["alpha"]["eventCount"] == 401
-    assert sessions["nested/beta"]["eventCount"] == 50 and sessions["nested/beta"]["title"] is None
-    assert sessions["nested/beta"]["lastActivity"] > 1_700_000_000_000
+    beta = sessions["nested/beta"]
+    assert beta["eventCount"] == 50
+    # No title record: the first user text names it (it is in the file, as JSON text).
+    assert isinstance(beta["title"], str) and beta["title"]
+    assert json.dumps(beta["title"])[1:-1].encode() in (root / "nested" / "beta.jsonl").read_bytes()
+    assert beta["lastActivity"] > 1_700_000_000_000 and beta["lastActivitySource"] == "events"
+    assert (beta["file"], beta["path"]) == ("beta.jsonl", str((root / "nested" / "beta.jsonl").resolve()))
+    assert [s["lastActivity"] for s in listed] == sorted((s["lastActivity"] for s in listed), reverse=True)
 
 
 def test_page_defaults_to_tail_and_matches_reference(client: TestClient, root: Path) -> None:
