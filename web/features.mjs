@@ -24,7 +24,7 @@ function byId(id, type) {
 
 /**
  * @param {{
- *   bridge: {json: (op: string, args?: object, transfer?: Transferable[]) => Promise<any>},
+ *   bridge: {json: (op: string, args?: Record<string, unknown>, transfer?: Transferable[]) => Promise<any>},
  *   view: any,
  *   viewer: Record<string, any>,
  *   showEvents: () => boolean,

@@ -92,7 +92,7 @@ export class Search {
   /**
    * @param {{
    *   input: HTMLInputElement, counter: HTMLElement, prev: HTMLButtonElement, next: HTMLButtonElement,
-   *   bridge: {json: (op: string, args?: object) => Promise<any>},
+   *   bridge: {json: (op: string, args?: Record<string, unknown>) => Promise<any>},
    *   includeHidden: () => boolean,
    *   reveal: (key: string, blocks: number[]) => Promise<HTMLElement | null>,
    *   attached: () => Iterable<HTMLElement>,

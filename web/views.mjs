@@ -179,7 +179,7 @@ export class ViewSwitch {
    * @param {{
    *   root: HTMLElement, tabs: HTMLElement, chat: HTMLElement[], trajectory: HTMLElement, context: HTMLElement,
    *   contextNote: HTMLElement,
-   *   bridge: {json: (op: string, args?: object) => Promise<any>},
+   *   bridge: {json: (op: string, args?: Record<string, unknown>) => Promise<any>},
    *   jumpToChat: (key: string | null, seq: number) => Promise<void> | void,
    *   onError: (err: Error) => void,
    * }} opts
