@@ -47,6 +47,7 @@ __all__ = [
     "TrajectoryTurnEndData",
     "InputMessageData",
     "ToolResultView",
+    "ToolSubcall",
     "ToolData",
     "NoticeData",
     "CompactionData",
@@ -331,7 +332,20 @@ class ToolResultView(Struct, frozen=True, omit_defaults=True):
     error: Any = UNSET
 
 
+class ToolSubcall(Struct, frozen=True, omit_defaults=True):
+    """A call a code-mode program (``run_code``) made, from ``tool/code-dispatch-start``/``tool/code-dispatch``:
+    status ``running`` until its dispatch result, then ``done`` or ``error``."""
+
+    id: str
+    name: Any
+    arguments: Any
+    status: str
+    blocks: list[BlockView] | UnsetType = UNSET
+
+
 class ToolData(Struct, frozen=True, omit_defaults=True):
+    """``tool`` node data; ``subcalls`` (an addition) are the nested calls of a code-mode program, in order."""
+
     kind: str
     callId: Any
     name: Any
@@ -341,6 +355,7 @@ class ToolData(Struct, frozen=True, omit_defaults=True):
     status: str
     callSeq: int | None
     result: ToolResultView | UnsetType = UNSET
+    subcalls: list[ToolSubcall] | UnsetType = UNSET
 
 
 class NoticeData(Struct, frozen=True, omit_defaults=True):
