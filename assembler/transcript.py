@@ -15,6 +15,7 @@ from msgspec import UNSET, Struct, UnsetType
 
 from .conversation import ConversationAssembler, Entry
 from .definition import Definition
+from .jsontext import encode_with
 from .views import FlushResult, RecordedUsage, TimelineTurn, TurnTailData, ViewNode, is_recorded_time
 
 __all__ = ["Transcript", "SessionSummary", "summarize", "transcript", "assemble", "canonical_json", "digest",
@@ -119,7 +120,7 @@ def assemble(records: Sequence[Entry], has_more: bool, definitions: Sequence[Def
 
 def canonical_json(value: Transcript) -> bytes:
     """The canonical JSON bytes: compact, fixed field order, UTF-8."""
-    return _encoder.encode(value)
+    return encode_with(_encoder.encode, value)
 
 
 def digest(value: Transcript | bytes) -> str:

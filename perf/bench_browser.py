@@ -9,7 +9,10 @@ of one mode is not inherited by the other); each load reports ``ms`` ``{decode, 
 msgspec over the page bytes; journal: opening the journal on the page; fold: ``replace_window`` + ``flush`` through
 the default Definitions; render: building the rows and rendering the first screen's HTML), the digest, and the
 worker's wasm heap (``pyodide._module.HEAP8.length``) after the loads. Reports medians and the scalar/packed ratios;
-checks that both modes give the same digest and counts; never asserts a time (STYLE 15). Needs ``make build``.
+checks that both modes give the same digest and counts; never asserts a time (STYLE 15). Each mode is also measured
+by ``transcriptViewer.replayPage`` (``replay``: the measurement the viewer's "Replay benchmark" panel shows, one
+function in ``assembler/browser/replay.py``), with its own scalar/packed ratios (``replayRatios``). Needs
+``make build``.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from assembler.history import page_value
 from assembler.records import encode
 from perf.synthetic import DELTA_EVENTS, DELTA_RUNS, history_transport_events
 
-__all__ = ["pages", "measure_mode", "run", "main"]
+__all__ = ["pages", "measure_mode", "measure_replay", "run", "main"]
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "build" / "site"
@@ -58,6 +61,28 @@ LOAD_JS = """async ([path, repeat]) => {
     }
     return { bytes: bytes.length, runs, jsHeap: performance.memory ? performance.memory.usedJSHeapSize : null };
 }"""
+
+# The replay measurement the viewer's "Replay benchmark" panel shows (assembler/browser/replay.py via the worker's
+# replayPage op): the same page folded in a scratch window, stage by stage, decode/journal/fold/render in Python.
+REPLAY_JS = """async ([path, repeat]) => {
+    const tv = window.transcriptViewer;
+    await tv.ready;
+    const bytes = new Uint8Array(await (await fetch(path)).arrayBuffer());
+    const runs = [];
+    for (let i = 0; i < repeat; i++) runs.push(await tv.replayPage(bytes));
+    return runs;
+}"""
+
+
+def measure_replay(page: Any, path: str, repeat: int) -> dict[str, Any]:
+    """``transcriptViewer.replayPage`` (the panel's measurement) ``repeat`` times on the page at ``path``; medians."""
+    runs = page.evaluate(REPLAY_JS, [path, repeat])
+    first = runs[0]
+    if "error" in first:
+        raise RuntimeError(f"replayPage failed: {first['error']}")
+    return {"ms": {stage: round(statistics.median(r["ms"][stage] for r in runs), 2) for stage in _STAGES},
+            "records": first["records"], "inputs": first["inputs"], "digest": first["digest"],
+            "rendered": first["rendered"], "wasmHeapBytes": max(r["wasmHeapBytes"] for r in runs)}
 
 
 def pages(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS) -> dict[str, bytes]:
@@ -144,6 +169,7 @@ def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 
                 result = measure_mode(page, f"/__bench__/{mode}.json", repeat)
                 result["bootMs"] = boot.get("bootMs")
                 result["bootWallMs"] = round(boot_wall)
+                result["replay"] = measure_replay(page, f"/__bench__/{mode}.json", repeat)
                 report["modes"][mode] = result
                 log(f"{mode:>6}: {result['records']:,} records, ms {result['ms']}, wall {result['msWall']:.0f} ms, "
                     f"wasm heap {result['wasmHeapBytes'] / 1e6:.0f} MB")
@@ -158,7 +184,11 @@ def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 
         / max(1e-9, sum(packed["ms"][s] for s in ("decode", "journal", "fold"))), 2)
     report["ratios"]["wasmHeap"] = round(scalar["wasmHeapBytes"] / packed["wasmHeapBytes"], 2)
     report["ratios"]["pageBytes"] = round(scalar["pageBytes"] / packed["pageBytes"], 2)
+    rp, rs = packed["replay"], scalar["replay"]
+    report["replayRatios"] = {stage: round(rs["ms"][stage] / rp["ms"][stage], 2) if rp["ms"][stage] else None
+                              for stage in _STAGES}
     report["checks"] = {
+        "replaySameDigest": rp["digest"] == rs["digest"] == packed["digest"],
         "sameDigest": packed["digest"] == scalar["digest"],
         "digestsStable": packed["digestsAgree"] and scalar["digestsAgree"],
         "sameNodes": (packed["chatNodes"], packed["trajectoryNodes"]) == (scalar["chatNodes"],
@@ -185,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(text + "\n")
     print(json.dumps({"ms": {m: r["ms"] for m, r in report["modes"].items()}, "ratios": report["ratios"],
+                      "replayRatios": report["replayRatios"],
                       "checks": report["checks"]}, indent=2))
     return 0 if all(report["checks"].values()) else 1
 

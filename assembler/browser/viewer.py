@@ -23,6 +23,7 @@ from ..conversation import ConversationAssembler
 from ..errors import AssemblerError
 from ..history import DEFAULT_MAX_MESSAGES, MessageIndex
 from ..journal import Append, Journal, JournalError, PageRequest, Prepend, Replace, session_journal
+from ..live_repack import LiveRepacker
 from ..logfile import LoadResult
 from ..records import (
     EventFrame,
@@ -37,6 +38,7 @@ from ..records import (
 from ..transcript import by_anchor, canonical_json, summarize, transcript
 from ..views import FlushResult, ViewNode, hidden_by_default
 from .local import FileLoad
+from .search import SearchIndex
 from .updates import (
     as_bytes,
     elapsed_ms,
@@ -45,6 +47,7 @@ from .updates import (
     node_meta,
     request_value,
 )
+from .view_api import ViewsMixin
 
 __all__ = [
     "Viewer",
@@ -52,7 +55,7 @@ __all__ = [
 ]
 
 
-class Viewer:
+class Viewer(ViewsMixin):
     """One viewer window: a journal, an assembler over its window, the current chat nodes and an optional local
     source that answers "Load older". Every public method returns JSON bytes for the page.
 
@@ -62,8 +65,9 @@ class Viewer:
     alongside whatever was still shown.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, repack_live: bool = True) -> None:
         self._rev = 0  # never reset: a rev names one node state across windows (keys repeat between sessions)
+        self.repack_live = repack_live  # pack a live block's deltas into one row when it ends (``live_repack``)
         self.reset()
 
     def reset(self) -> None:
@@ -72,7 +76,8 @@ class Viewer:
         self.journal = _journal()
         self.chat: dict[str, ViewNode] = {}
         self.revs: dict[str, int] = {}
-        self.trajectory: set[str] = set()
+        self.trajectory_nodes: dict[str, ViewNode] = {}
+        self._search = SearchIndex()
         self.header: dict[str, Any] | None = None
         self.index: MessageIndex | None = None
         self.file: FileLoad | None = None
@@ -80,6 +85,7 @@ class Viewer:
         self.page_requests: dict[int, PageRequest] = {}
         self._context: render.RenderContext | None = None
         self._live = False
+        self.repacker = LiveRepacker()
 
     # -- applying publications ---------------------------------------------------------------------------------
 
@@ -92,10 +98,14 @@ class Viewer:
                 requests.append(request_value(out))
             elif isinstance(out, Replace):
                 asm.replace_window(out.entries, out.has_more)
+                if self.repack_live:
+                    self.repacker.replaced(out.entries)
             elif isinstance(out, Prepend):
                 asm.prepend(out.entries, out.has_more)
             elif isinstance(out, Append):
                 asm.append(out.entry)
+                if self.repack_live:
+                    self.repacker.appended(asm, out.entry)
         return requests
 
     def _take(self, result: FlushResult | None) -> tuple[bool, list[ViewNode], list[str]]:
@@ -106,8 +116,9 @@ class Viewer:
             return False, [], []
         traj = result.views.get("trajectory")
         if traj is not None:
-            keys = {n.key for n in traj.nodes}
-            self.trajectory = keys if traj.replace else self.trajectory | keys
+            if traj.replace:
+                self.trajectory_nodes = {}
+            self.trajectory_nodes.update((n.key, n) for n in traj.nodes)
         chat = result.views.get("chat")
         if chat is None:
             return False, [], []
@@ -125,9 +136,6 @@ class Viewer:
             self._rev += 1
             self.revs[node.key] = self._rev
         return chat.replace, chat.nodes, removed
-
-    def _ordered(self) -> list[ViewNode]:
-        return by_anchor(self.chat.values())
 
     def _update(self, replace: bool, changed: Sequence[ViewNode], removed: Sequence[str],
                 requests: Sequence[dict[str, Any]] = (), **extra: Any) -> dict[str, Any]:
@@ -153,7 +161,7 @@ class Viewer:
     def stats(self) -> dict[str, int]:
         # The assembler holds the window (the journal keeps only cursors): every entry is one input.
         return {"records": self.assembler.entry_count, "inputs": self.assembler.entry_count,
-                "chatNodes": len(self.chat), "trajectoryNodes": len(self.trajectory)}
+                "chatNodes": len(self.chat), "trajectoryNodes": len(self.trajectory_nodes)}
 
     def _flush_update(self, requests: Sequence[dict[str, Any]] = (), **extra: Any) -> dict[str, Any]:
         replace, changed, removed = self._take(self.assembler.flush())
@@ -335,6 +343,24 @@ class Viewer:
         update.update(load.outcome(result))
         self.file = None
         return encode_json(update)
+
+    # -- entry points: replay benchmark --------------------------------------------------------------------------
+
+    def replay_page(self, data: Any) -> bytes:
+        """Fold one ``SessionPage`` (its JSON bytes) in a scratch window, stage by stage (``replay.replay_page``);
+        the open window is untouched. ``perf.bench_browser`` calls this."""
+        from .replay import replay_page
+
+        try:
+            return encode_json(replay_page(data))
+        except AssemblerError as exc:
+            return encode_json({"error": error_value(exc, "replay")})
+
+    def replay_window(self, mode: str) -> bytes:
+        """Replay the open window as a ``scalar`` or ``packed`` page (the viewer's "Replay benchmark" panel)."""
+        from .replay import window_page
+
+        return self.replay_page(window_page(self, str(mode)))
 
     # -- entry points: HTML ----------------------------------------------------------------------------------------
 
