@@ -157,7 +157,7 @@ def _generic(node: ViewNode) -> str:
 def render_markdown(nodes: Iterable[ViewNode], *, title: str, context: Any = None, banner: str = "") -> str:
     """A whole transcript as GitHub-flavoured Markdown (hidden rows left out). ``context`` is the
     ``RenderContext`` of the window (its shown call ids keep streamed calls out of assistant text)."""
-    shown_calls = getattr(context, "shown_calls", frozenset())
+    shown_calls: frozenset[str] = getattr(context, "shown_calls", frozenset())
     out = [f"# {md_text(title)}"]
     if banner:
         out.append(_quote(f"**Note:** {md_text(banner)}"))
