@@ -54,6 +54,7 @@ __all__ = [
     "CommandOutcome",
     "CommandData",
     "EventData",
+    "ActivityData",
 ]
 
 Status = Literal["open", "closed", "unknown"]
@@ -420,3 +421,20 @@ class EventData(Struct, frozen=True, omit_defaults=True):
     summary: str
     ignorable: bool | UnsetType = UNSET
     truncated: bool | UnsetType = UNSET
+
+
+class ActivityData(Struct, frozen=True, omit_defaults=True):
+    """A read-only chat row for an event users care about (``definitions.activity``): ``kind`` is ``approval``,
+    ``goal``, ``hook-block`` or ``subagent``; ``title`` the one line shown; ``detail`` more text; ``status`` the
+    state (an approval's outcome, a goal's phase, a subagent's outcome); ``childSession`` the header id of a child
+    session the log names, ``label`` a subagent's label (how a served child session is found)."""
+
+    kind: str
+    seq: int
+    time: int
+    title: str
+    turn: Any = UNSET
+    detail: str | UnsetType = UNSET
+    status: str | UnsetType = UNSET
+    childSession: str | UnsetType = UNSET
+    label: str | UnsetType = UNSET

@@ -20,6 +20,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..views import (
+    ActivityData,
     AssistantStepData,
     CommandData,
     CompactionData,
@@ -32,6 +33,7 @@ from ..views import (
     ViewNode,
     hidden_by_default,
 )
+from .activity import activity_markdown
 from .markdown import escape
 from .texts import blocks_text, command_texts, first_line, input_role, input_text, plural, tool_texts, usage_parts
 from .tools import tool_summary
@@ -204,6 +206,8 @@ def render_markdown(nodes: Iterable[ViewNode], *, title: str, context: Any = Non
             block = _tail(data)
         elif type(data) in (NoticeData, CompactionData):
             block = _notice(node)
+        elif type(data) is ActivityData:
+            block = _quote(md_text(activity_markdown(data)))
         else:
             block = _generic(node)
         if block:

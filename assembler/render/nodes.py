@@ -17,6 +17,7 @@ from msgspec import UNSET
 
 from ..locations import TurnLocation
 from ..views import (
+    ActivityData,
     AssistantStepData,
     CommandData,
     CompactionData,
@@ -33,6 +34,7 @@ from ..views import (
     hidden_by_default,
     is_recorded_time,
 )
+from .activity import activity_html, overflow_html
 from .markdown import HIGHLIGHT_LIMIT, code_html, escape
 from .slices import SLICE_CHARS, sliced
 from .texts import (
@@ -385,6 +387,16 @@ def _render_generic(node: ViewNode, data: Any, ctx: RenderContext, limit: int | 
             f'<span class="generic-title">{escape(title)}</span></summary>{body}</details>')
 
 
+def _render_activity(node: ViewNode, data: ActivityData, ctx: RenderContext, limit: int | None,
+                     lazy: bool = True) -> str:
+    return activity_html(data)
+
+
+def _render_overflow(node: ViewNode, data: NoticeData, ctx: RenderContext, limit: int | None,
+                     lazy: bool = True) -> str:
+    return overflow_html(data)
+
+
 _Renderer = Callable[[ViewNode, Any, RenderContext, "int | None", bool], str]
 _RENDERERS: dict[str, tuple[type, _Renderer]] = {
     "assistant-step": (AssistantStepData, _render_assistant),
@@ -396,6 +408,11 @@ _RENDERERS: dict[str, tuple[type, _Renderer]] = {
     "compaction": (CompactionData, _render_compaction),
     "command": (CommandData, _render_command),
     "event": (EventData, _render_event),
+    "approval": (ActivityData, _render_activity),
+    "goal": (ActivityData, _render_activity),
+    "hook-block": (ActivityData, _render_activity),
+    "subagent": (ActivityData, _render_activity),
+    "overflow-notice": (NoticeData, _render_overflow),
 }
 """Node kind -> (the data Struct it must carry, its renderer)."""
 

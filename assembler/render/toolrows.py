@@ -13,7 +13,7 @@ from ..views import ToolData, ViewNode
 from .markdown import code_html, escape
 from .slices import SLICE_CHARS, sliced
 from .texts import tool_texts
-from .tools import TOOL_ICONS, tool_kind, tool_kind_body, tool_summary
+from .tools import TOOL_ICONS, subagent_label, tool_kind, tool_kind_body, tool_summary
 
 __all__ = ["tool_error", "tool_row_html", "tool_section_html", "streamed_call_html"]
 
@@ -86,6 +86,9 @@ def tool_row_html(node: ViewNode, data: ToolData, limit: int | None, lazy: bool)
         body = '<div class="tool-body" data-think-block="0" data-pending="1"></div>'
     else:
         body = f'<div class="tool-body">{tool_section_html(node, data, limit)}</div>'
+    label = subagent_label(data.name, data.arguments)
+    if label is not None:  # the page links the child session here when the server serves it
+        title += f' <span class="child-link" data-subagent-label="{escape(label)}"></span>'
     css = "tool tool-error" if error else "tool"
     return (f'<details class="{css}" data-block="0" data-tool-kind="{tool_kind(data.name)}"><summary>{title}'
             f'</summary>{body}</details>')

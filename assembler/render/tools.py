@@ -6,7 +6,8 @@ result as text). Summaries are plain text, never raw JSON: ``bash: grep -rn 'x' 
 10–80)``, ``edit: src/a.py +3 −1``. Bodies: edits and writes as a unified diff (``difflib``), reads with line
 numbers, shell commands as a terminal block (command, exit status, output), code-mode programs as highlighted code
 with their nested calls, todo lists as a checklist, web search/fetch as a card whose URL links only with a safe
-scheme, JSON results pretty-printed. Every string is escaped. Pure.
+scheme, questions to the user with their answer, plan reviews with the review, JSON results pretty-printed. Every
+string is escaped. Pure.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from .markdown import HIGHLIGHT_LIMIT, code_html, escape, is_safe_link
 from .texts import blocks_text, first_line
 
 __all__ = ["tool_kind", "tool_arguments", "tool_summary", "subcall_summary", "tool_kind_body", "TOOL_ICONS",
-           "diff_counts"]
+           "diff_counts", "subagent_label"]
 
 _KINDS = {
     "shell": ("bash", "sh", "shell", "pwsh", "powershell", "exec", "run_command", "terminal_send", "execute"),
@@ -36,10 +37,12 @@ _KINDS = {
     "web": ("web_search", "web_fetch", "fetch", "websearch", "webfetch", "search_web", "browse"),
     "search": ("glob", "grep", "find", "search", "rg", "ls", "list_files"),
     "agent": ("subagent", "subagent_codex", "subagent_fork", "task", "agent", "workflow", "send_message"),
+    "question": ("ask_user_question", "ask_user", "askuserquestion", "request_user_input", "ask_question"),
+    "plan": ("exit_plan_mode", "exitplanmode", "submit_plan", "plan_review", "propose_plan"),
 }
 _KIND_OF = {name: kind for kind, names in _KINDS.items() for name in names}
 TOOL_ICONS = {"shell": "$", "read": "≡", "write": "✎", "edit": "±", "code": "λ", "todo": "☑", "web": "⌕",
-              "search": "⌕", "agent": "⇢", "generic": "⚙"}
+              "search": "⌕", "agent": "⇢", "question": "?", "plan": "☰", "generic": "⚙"}
 _EXIT = re.compile(r"\[exit code: (-?\d+)\]")
 _NUMBERED = re.compile(r"^\s*(\d+)[:\t|] ?(.*)$")
 _SUMMARY = 120
@@ -179,6 +182,10 @@ def tool_summary(name: Any, arguments: Any) -> str:
         pattern = _s(args, "pattern", "query", "regex", "glob") or ""
         path = _s(args, "path", "dir", "directory") or ""
         what = pattern + (f" in {path}" if path and pattern else path)
+    elif kind == "question":
+        what = "; ".join(_questions(args))
+    elif kind == "plan":
+        what = first_line(_s(args, "plan", "summary", "title") or "", _SUMMARY)
     elif kind == "agent":
         what = first_line(_s(args, "description", "prompt", "message", "task") or "", _SUMMARY)
         if not what and type(args.get("meta")) is dict:
@@ -186,6 +193,29 @@ def tool_summary(name: Any, arguments: Any) -> str:
     if not what:
         what = _plain_args(args)
     return f"{label}: {first_line(what, _SUMMARY)}" if what else label
+
+
+def _questions(args: dict[str, Any]) -> list[str]:
+    qs = args.get("questions")
+    if type(qs) is not list:
+        qs = [args]
+    out = []
+    for q in qs:
+        if type(q) is dict:
+            text = _s(q, "question", "text", "prompt")
+            if text:
+                out.append(text)
+        elif type(q) is str and q:
+            out.append(q)
+    return out
+
+
+def subagent_label(name: Any, arguments: Any) -> str | None:
+    """The label a subagent call gives its child (its ``description``): how the child session names itself."""
+    if tool_kind(name) != "agent":
+        return None
+    args = tool_arguments(arguments)
+    return _s(args, "description", "label") if args is not None else None
 
 
 def subcall_summary(call: ToolSubcall) -> str:
@@ -345,4 +375,19 @@ def tool_kind_body(data: ToolData, result: str | None, *, error: bool) -> str | 
     if kind == "web":
         card = _web_html(args)
         return (card + res) if card else None
+    if kind == "question":
+        asked = _questions(args)
+        if not asked:
+            return None
+        items = "".join(f"<li>{escape(q)}</li>" for q in asked)
+        answer = "" if result is None else _section("Error" if error else "Answer",
+                                                    f'<div class="plain-pre">{escape(result)}</div>')
+        return _section("Asked", f'<ul class="questions">{items}</ul>') + answer
+    if kind == "plan":
+        plan = _s(args, "plan", "summary")
+        if plan is None:
+            return None
+        review = "" if result is None else _section("Rejected" if error else "Review",
+                                                    f'<div class="plain-pre">{escape(result)}</div>')
+        return _section("Plan", f'<div class="plain-pre">{escape(plan)}</div>') + review
     return None
