@@ -67,6 +67,19 @@ def _int_param(request: Request, name: str, minimum: int) -> int | None:
     return value
 
 
+def _lineage(source: Any) -> dict[str, Any]:
+    """What links a parent session and its subagents in the list: the header's ``id`` and ``parentSession``, and a
+    child's own label (``subagent/descriptor``), each only when the log records it."""
+    header = source.header if type(source.header) is dict else {}
+    out: dict[str, Any] = {}
+    for key, name in (("id", "sessionId"), ("parentSession", "parentSession")):
+        if type(header.get(key)) is str:
+            out[name] = header[key]
+    if source.subagent_label is not None:
+        out["subagentLabel"] = source.subagent_label
+    return out
+
+
 async def list_sessions(request: Request) -> Response:
     registry: SessionRegistry = request.app.state.registry
     out = []
@@ -85,6 +98,7 @@ async def list_sessions(request: Request) -> Response:
             "lastActivity": last_time if type(last_time) is int and last_time > 0 else mtime_ms,
             "bytes": source.bytes_read if not source.compressed else os.stat(path).st_size,
             "error": source.problem(),
+            **_lineage(source),
         })
     return json_response({"sessions": out})
 
