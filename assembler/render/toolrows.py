@@ -5,6 +5,7 @@ bounded slices). Also the tool call still streaming inside an assistant step. Pu
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from msgspec import UNSET
@@ -60,10 +61,23 @@ def _generic_body(key: str, args_pretty: str, is_json: bool, result: str | None,
                          "</div>")
         parts.append("</div>")
     if result is not None:
+        pretty = _json_pretty(result) if limit is None or len(result) <= limit else None
+        shown = code_html(pretty, "json") if pretty is not None else (
+            f'<div class="mono">{sliced(result, markdown=False, key=key, block=1, limit=limit)}</div>')
         parts.append(f'<div class="tool-section tool-result{" is-error" if error else ""}">'
-                     f'<div class="section-label">{"Error" if error else "Result"}</div><div class="mono">'
-                     f'{sliced(result, markdown=False, key=key, block=1, limit=limit)}</div></div>')
+                     f'<div class="section-label">{"Error" if error else "Result"}</div>{shown}</div>')
     return "".join(parts)
+
+
+def _json_pretty(text: str) -> str | None:
+    """A JSON object or array result, pretty-printed; None for any other text."""
+    stripped = text.strip()
+    if not stripped.startswith(("{", "[")):
+        return None
+    try:
+        return json.dumps(json.loads(stripped), ensure_ascii=False, indent=2)
+    except ValueError:
+        return None
 
 
 def tool_section_html(node: ViewNode, data: ToolData, limit: int | None) -> str:

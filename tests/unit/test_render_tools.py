@@ -97,3 +97,8 @@ def test_unknown_tool_keeps_the_generic_body() -> None:
 def test_huge_results_fall_back_to_bounded_slices() -> None:
     body = render_section(tool("bash", {"command": "yes"}, "y\n" * 30_000), 0)
     assert "Show more" in body
+
+
+def test_generic_json_result_is_pretty_printed() -> None:
+    body = render_section(tool("mystery", {"a": 1}, '{"ok":true,"items":[1,2]}'), 0)
+    assert "code highlight" in body and "items" in body and '{"ok":true' not in body
