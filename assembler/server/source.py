@@ -102,6 +102,7 @@ class SessionSource:
         self.error: AssemblerError | None = None
         self.warnings: list[str] = []
         self.title: str | None = None
+        self.subagent_label: str | None = None  # a child session's own label (its subagent/descriptor)
         self.last_time: Any = None
         self.facts = SessionFacts()  # what the session list says about it (listing.py)
         self._loader = LogLoader(max_line_bytes=self.max_line_bytes)
@@ -167,6 +168,9 @@ class SessionSource:
                 title = record["data"].get("title")
                 if type(title) is str:
                     self.title = title
+            elif type(record) is dict and record.get("type") == "subagent/descriptor" and \
+                    type(record.get("data")) is dict and type(record["data"].get("label")) is str:
+                self.subagent_label = record["data"]["label"]
         if records:
             last = records[-1]
             self.last_time = last.last_time if is_storage_row(last) else last.get("time")  # type: ignore

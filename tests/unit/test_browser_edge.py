@@ -208,3 +208,14 @@ def test_replay_window_scalar_and_packed_fold_to_the_open_windows_digest() -> No
     assert (packed["chatNodes"], packed["rendered"]) == (scalar["chatNodes"], scalar["rendered"]) != (0, 0)
     assert viewer.render([n["key"] for n in update["nodes"]]) == before
     assert json.loads(viewer.replay_page(b"{}"))["error"]["where"] == "replay"
+
+
+def test_markdown_export_of_the_window_and_the_session() -> None:
+    viewer = Viewer()
+    load(viewer, demo_bytes(), all_records=True)
+    for scope in ("window", "session"):
+        value = json.loads(viewer.export("md", scope, "demo"))
+        assert value["name"] == "demo.md"
+        text = value["text"]
+        assert text.startswith("# demo") and "### User" in text and "### Assistant" in text
+        assert "How many lines does `README.md` have?" in text

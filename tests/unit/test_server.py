@@ -243,3 +243,17 @@ def test_served_build_csp_wins(tmp_path: Path, root: Path) -> None:
 def test_csp_matches_the_viewer_page() -> None:
     html = (Path(__file__).resolve().parents[2] / "web" / "index.html").read_text()
     assert f'content="{CSP}"' in html
+
+
+def test_session_list_links_subagent_children_to_their_parent() -> None:
+    """The real advanced-toolchain logs: the children's header ids, parent and own label are in the list."""
+    from corpus import FIXTURES, require_corpus
+
+    require_corpus()
+    folder = FIXTURES / "examples/acp-agent/tests/snapshots/advanced-toolchain"
+    client = TestClient(create_app([folder], serve_static=False), raise_server_exceptions=False, base_url=LOCAL)
+    sessions = {s["id"]: s for s in client.get("/api/sessions").json()["sessions"]}
+    parent = next(s for s in sessions.values() if "parentSession" not in s)
+    children = [s for s in sessions.values() if s.get("parentSession") == parent["sessionId"]]
+    assert len(children) == 2
+    assert {c.get("subagentLabel") for c in children} == {"Check direct child", None}
