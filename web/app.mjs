@@ -2,11 +2,12 @@
 // and live follow (sessions.mjs), local files (files.mjs) and themes (theme.mjs). The main thread only does DOM,
 // fetch/EventSource and messaging. Exposes window.transcriptViewer, the benchmark and test hook:
 //   ready            Promise → boot timings, once Pyodide and the packages are loaded (rejects on failure)
-//   loadPage(bytes)  bytes of a SessionPage JSON → {records, inputs, chatNodes, trajectoryNodes, digest,
-//                    ms: {decode, journal, fold, render}}; replaces the window and renders the first screen
+//   loadPage(bytes)  bytes of a SessionPage JSON → {records, inputs, chatNodes, trajectoryNodes,
+//                    ms: {decode, journal, fold, render, total}}; replaces the window and renders the first screen
 //   openFile(blob, {all, maxMessages})  a local .jsonl / .jsonl.zst → the same summary, plus error and warnings
 //   runPython(code)  test hook: runs code in the worker's Python, returns its str result
 //   heapSize()       the worker's wasm heap in bytes; idle() resolves when no render is pending
+//   digest()         after loadPage/openFile: {digest, canonicalBytes, ms} of the transcript the window shows
 import { Bridge, ownedBytes } from "./bridge.mjs";
 import { initFiles } from "./files.mjs";
 import { Follow, fetchPage, listSessions } from "./sessions.mjs";
@@ -390,6 +391,12 @@ async function runPython(code) {
   return bridge.call("runPython", { code });
 }
 
+// The transcript digest of what the window shows (computed on request, off loadPage's timed path).
+async function digest() {
+  await bridge.ready;
+  return bridge.json("digest");
+}
+
 async function heapSize() {
   await bridge.ready;
   return bridge.call("heapSize");
@@ -404,6 +411,7 @@ Object.assign(viewer, {
   scrollToSeq,
   runPython,
   heapSize,
+  digest,
   idle: () => view.idle(),
   state,
   view,

@@ -112,6 +112,7 @@ const OPS = {
   renderMore: async (_id, { key, block, offset }) => call("render_more", key, block, offset),
   renderSection: async (_id, { key, block }) => call("render_section", key, block),
   findSeq: async (_id, { seq }) => call("find_seq", seq),
+  digest: async () => call("digest"),
   heapSize: async () => pyodide._module.HEAP8.length,
   // Test and benchmark hook: runs code in this worker's Python; the last expression must be a str.
   runPython: async (_id, { code }) => {
