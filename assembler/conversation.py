@@ -10,14 +10,14 @@ Definitions are injected by the edges (the core never imports ``definitions``).
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 from .definition import Context, Definition, Match, Reader, Role, Urgency, max_urgency
 from .errors import ConversationError, DefinitionError, MatchOrderError, PackedStartError
 from .locations import BOUNDARY_TYPES, Coord, LocationIndex, StepLocation, TurnLocation
-from .records import ChunksRecord, EventRecord, member_count
+from .records import ChunksRecord, EventRecord, member_count, record_range
 from .views import FlushResult, LocationData, ViewNode, ViewUpdate
 
 __all__ = ["ConversationAssembler", "Entry"]
@@ -72,6 +72,10 @@ class ConversationAssembler:
 
     def contexts_of(self, kind: str) -> list[Context]:
         return list(self._by_kind.get(kind, ()))
+
+    def window_entries(self) -> list[Entry]:
+        """The window's entries in seq order (the assembler's own list: read, never change)."""
+        return self._window
 
     def has_seq(self, seq: int) -> bool:
         """True when ``seq`` is an entry's first seq or lies inside a row of the window."""
@@ -336,6 +340,61 @@ class ConversationAssembler:
         self._pending = True
         return "immediate"
 
+    @property
+    def window(self) -> Sequence[Entry]:
+        """The window's entries in seq order (read only: change it through the entry points and ``repack``)."""
+        return self._window
+
+    def repack(self, old: Sequence[Entry], row: ChunksRecord) -> bool:
+        """Swap the consecutive window entries ``old`` for one packed ``row`` covering exactly their seqs (live
+        repacking). Done only when the row's Matches are theirs folded into one per Context: the same Contexts,
+        one coordinate, no start among them; the state is kept (packed = scalar, DESIGN rule 2) and nothing is
+        republished. Returns False, changing nothing, otherwise."""
+        first, last = record_range(row)
+        n = len(old)
+        window = self._window
+        i = bisect_left(window, first, key=_entry_seq)
+        if (not old or record_range(old[0])[0] != first or record_range(old[-1])[1] != last
+                or any(a is not b for a, b in zip(window[i:i + n], old, strict=False)) or len(window) < i + n):
+            return False
+        found: dict[str, tuple[Context, int, int]] = {}
+        coord: Coord | None = None
+        turn: Any = row.event.data.turn  # a JS number: 1.0 finds turn 1
+        for ctx in self._by_turn.get(turn, {}).values():
+            ms = ctx.matches
+            a, b = bisect_left(ms, first, key=_match_seq), bisect_right(ms, last, key=_match_seq)
+            if a == b:
+                continue
+            if b - a != n or any(m is ctx.start or m.seq != e.event.seq or m.coord != ms[a].coord
+                                 for m, e in zip(ms[a:b], old, strict=True)) or coord not in (None, ms[a].coord):
+                return False
+            coord = ms[a].coord
+            found[ctx.key] = (ctx, a, b)
+        if coord is None:
+            return False
+        merged: dict[str, Match] = {}
+        try:
+            for d, id, m in self._matches(row, coord):
+                had = self.contexts.get((d.kind, id))
+                if had is None or had.key not in found or had.key in merged:
+                    return False
+                merged[had.key] = m
+        except PackedStartError:
+            return False
+        if merged.keys() != found.keys():
+            return False
+        for key, (ctx, a, b) in found.items():
+            ctx.matches[a:b] = [merged[key]]
+        window[i:i + n] = [row]
+        seqs = self._entry_seqs
+        seqs.difference_update(e.event.seq for e in old)
+        seqs.add(first)
+        ranges = self._row_ranges
+        j, k = bisect_left(ranges, (first, first)), bisect_right(ranges, (last, float("inf")))
+        ranges[j:k] = [(first, last)]
+        self.entry_count += 1 - n
+        return True
+
     @staticmethod
     def _merge_matches(ctx: Context, older: list[Match]) -> None:
         """Merge older Matches into a Context's own, in seq order: one Match per seq, at most one start."""
@@ -422,3 +481,11 @@ class ConversationAssembler:
         if data.key in holder.data:
             raise DefinitionError(f"{ctx.key}: a second context published {data.key!r} on the same {scope}")
         holder.data[data.key] = data.value
+
+
+def _entry_seq(entry: Entry) -> int:
+    return entry.event.seq
+
+
+def _match_seq(m: Match) -> int:
+    return m.seq

@@ -25,7 +25,9 @@ from typing import Any, overload
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
+from .jsontext import NestingError, check_depth
 from .records import (
+    _WIRE_DEPTH,
     MAX_SAFE_INTEGER,
     ChunksRecord,
     EventRecord,
@@ -215,7 +217,8 @@ class _RawPage(Struct, frozen=True):
 
 
 _raw_page = msgspec.json.Decoder(_RawPage)
-_STRICT = {_RawText: TextChunksEvent, _RawReasoning: ReasoningChunksEvent, _RawTool: ToolCallChunksEvent}
+_STRICT: dict[type, Any] = {_RawText: TextChunksEvent, _RawReasoning: ReasoningChunksEvent,
+                            _RawTool: ToolCallChunksEvent}
 
 
 class _Invalid(Exception):
@@ -247,7 +250,7 @@ def _row(raw_event: Any) -> ChunksRecord:
         event = _STRICT[type(raw_event)](seq, time, row_data)
     except ValueError:
         raise _Invalid from None
-    return ChunksRecord(event)  # type: ignore[arg-type]
+    return ChunksRecord(event)
 
 
 def decode_lazy_page(buf: bytes | bytearray | memoryview) -> SessionPage:
@@ -258,8 +261,9 @@ def decode_lazy_page(buf: bytes | bytearray | memoryview) -> SessionPage:
         RecordDecodeError: the bytes are not a valid page (the strict decoder's message).
     """
     try:
+        check_depth(buf, _WIRE_DEPTH)
         raw = _raw_page.decode(buf)
         records = [r if type(r) is EventRecord else _row(r.event) for r in raw.records]
-    except (msgspec.DecodeError, msgspec.ValidationError, _Invalid):
+    except (msgspec.DecodeError, msgspec.ValidationError, NestingError, _Invalid):
         return decode_page(buf)  # raises the strict error (or, should the fast path be stricter, decodes)
-    return SessionPage(records, raw.hasMore)  # type: ignore[arg-type]
+    return SessionPage(records, raw.hasMore)

@@ -8,8 +8,11 @@
 //   runPython(code)  test hook: runs code in the worker's Python, returns its str result
 //   heapSize()       the worker's wasm heap in bytes; idle() resolves when no render is pending
 //   digest()         after loadPage/openFile: {digest, canonicalBytes, ms} of the transcript the window shows
+//   replay()         the "Replay benchmark" panel's run: the open window replayed scalar and packed (replay.mjs)
+//   replayPage(bytes) one SessionPage replayed in a scratch window, stage by stage (perf.bench_browser)
 import { Bridge, ownedBytes } from "./bridge.mjs";
 import { initFiles } from "./files.mjs";
+import { initReplay } from "./replay.mjs";
 import { Follow, fetchPage, listSessions } from "./sessions.mjs";
 import { initTheme, toggleTheme } from "./theme.mjs";
 import { TranscriptView } from "./transcript.mjs";
@@ -416,6 +419,11 @@ Object.assign(viewer, {
   state,
   view,
 });
+
+const replay = initReplay({ bridge, toolbar: document.querySelector(".toolbar"), before: els.transcript,
+  title: () => els.title.textContent, onError: showBanner });
+viewer.replay = replay.run;
+viewer.replayPage = replay.replayPage;
 
 initTheme($("theme-toggle"));
 initFiles({

@@ -74,6 +74,12 @@ function call(method, ...args) {
   }
 }
 
+function replayed(bytes) {
+  const result = JSON.parse(new TextDecoder().decode(bytes));
+  result.wasmHeapBytes = pyodide._module.HEAP8.length;
+  return result;
+}
+
 function bytesOf(buffer) {
   return buffer instanceof Uint8Array ? buffer : new Uint8Array(buffer);
 }
@@ -114,6 +120,10 @@ const OPS = {
   findSeq: async (_id, { seq }) => call("find_seq", seq),
   digest: async () => call("digest"),
   heapSize: async () => pyodide._module.HEAP8.length,
+  // The replay measurement (assembler/browser/replay.py), shared by the "Replay benchmark" panel and
+  // perf.bench_browser: one page folded in a scratch window; the wasm heap is read right after it.
+  replayPage: async (_id, { bytes }) => replayed(call("replay_page", bytesOf(bytes))),
+  replayWindow: async (_id, { mode }) => replayed(call("replay_window", String(mode))),
   // Test and benchmark hook: runs code in this worker's Python; the last expression must be a str.
   runPython: async (_id, { code }) => {
     const result = pyodide.runPython(code);

@@ -14,6 +14,8 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import msgspec
+
 from definitions import default_definitions
 
 from .. import render
@@ -22,6 +24,7 @@ from ..errors import AssemblerError
 from ..history import DEFAULT_MAX_MESSAGES, MessageIndex
 from ..journal import Append, Journal, JournalError, PageRequest, Prepend, Replace, session_journal
 from ..lazy_rows import decode_lazy_page
+from ..live_repack import LiveRepacker
 from ..logfile import LoadResult
 from ..records import (
     EventFrame,
@@ -32,9 +35,10 @@ from ..records import (
     decode_follow_frame,
     record_range,
 )
-from ..transcript import by_anchor, canonical_json, current_transcript, transcript
+from ..transcript import by_anchor, canonical_json, current_transcript, summarize, transcript
 from ..views import FlushResult, ViewNode, hidden_by_default
 from .local import FileLoad
+from .search import SearchIndex
 from .updates import (
     as_bytes,
     elapsed_ms,
@@ -43,6 +47,7 @@ from .updates import (
     node_meta,
     request_value,
 )
+from .view_api import ViewsMixin
 
 __all__ = [
     "Viewer",
@@ -50,7 +55,7 @@ __all__ = [
 ]
 
 
-class Viewer:
+class Viewer(ViewsMixin):
     """One viewer window: a journal, an assembler over its window, the current chat nodes and an optional local
     source that answers "Load older". Every public method returns JSON bytes for the page.
 
@@ -60,8 +65,9 @@ class Viewer:
     alongside whatever was still shown.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, repack_live: bool = True) -> None:
         self._rev = 0  # never reset: a rev names one node state across windows (keys repeat between sessions)
+        self.repack_live = repack_live  # pack a live block's deltas into one row when it ends (``live_repack``)
         self.reset()
 
     def reset(self) -> None:
@@ -70,7 +76,8 @@ class Viewer:
         self.journal = _journal()
         self.chat: dict[str, ViewNode] = {}
         self.revs: dict[str, int] = {}
-        self.trajectory: set[str] = set()
+        self.trajectory_nodes: dict[str, ViewNode] = {}
+        self._search = SearchIndex()
         self.header: dict[str, Any] | None = None
         self.index: MessageIndex | None = None
         self.file: FileLoad | None = None
@@ -78,6 +85,7 @@ class Viewer:
         self.page_requests: dict[int, PageRequest] = {}
         self._context: render.RenderContext | None = None
         self._live = False
+        self.repacker = LiveRepacker()
 
     # -- applying publications ---------------------------------------------------------------------------------
 
@@ -90,10 +98,14 @@ class Viewer:
                 requests.append(request_value(out))
             elif isinstance(out, Replace):
                 asm.replace_window(out.entries, out.has_more)
+                if self.repack_live:
+                    self.repacker.replaced(out.entries)
             elif isinstance(out, Prepend):
                 asm.prepend(out.entries, out.has_more)
             elif isinstance(out, Append):
                 asm.append(out.entry)
+                if self.repack_live:
+                    self.repacker.appended(asm, out.entry)
         return requests
 
     def _take(self, result: FlushResult | None) -> tuple[bool, list[ViewNode], list[str]]:
@@ -104,8 +116,9 @@ class Viewer:
             return False, [], []
         traj = result.views.get("trajectory")
         if traj is not None:
-            keys = {n.key for n in traj.nodes}
-            self.trajectory = keys if traj.replace else self.trajectory | keys
+            if traj.replace:
+                self.trajectory_nodes = {}
+            self.trajectory_nodes.update((n.key, n) for n in traj.nodes)
         chat = result.views.get("chat")
         if chat is None:
             return False, [], []
@@ -124,9 +137,6 @@ class Viewer:
             self.revs[node.key] = self._rev
         return chat.replace, chat.nodes, removed
 
-    def _ordered(self) -> list[ViewNode]:
-        return by_anchor(self.chat.values())
-
     def _update(self, replace: bool, changed: Sequence[ViewNode], removed: Sequence[str],
                 requests: Sequence[dict[str, Any]] = (), **extra: Any) -> dict[str, Any]:
         nodes = self._ordered() if replace else by_anchor(changed)
@@ -142,13 +152,16 @@ class Viewer:
             "requests": list(requests),
             "stats": self.stats(),
         }
+        if replace or any(n.kind in ("turn-tail", "tool") for n in changed):
+            # The header's session totals: recomputed when a turn ends or a tool row appears, not per delta.
+            value["summary"] = msgspec.to_builtins(summarize(self.chat.values()))
         value.update(extra)
         return value
 
     def stats(self) -> dict[str, int]:
         # The assembler holds the window (the journal keeps only cursors): every entry is one input.
         return {"records": self.assembler.entry_count, "inputs": self.assembler.entry_count,
-                "chatNodes": len(self.chat), "trajectoryNodes": len(self.trajectory)}
+                "chatNodes": len(self.chat), "trajectoryNodes": len(self.trajectory_nodes)}
 
     def _flush_update(self, requests: Sequence[dict[str, Any]] = (), **extra: Any) -> dict[str, Any]:
         replace, changed, removed = self._take(self.assembler.flush())
@@ -339,6 +352,24 @@ class Viewer:
         update.update(load.outcome(result))
         self.file = None
         return encode_json(update)
+
+    # -- entry points: replay benchmark --------------------------------------------------------------------------
+
+    def replay_page(self, data: Any) -> bytes:
+        """Fold one ``SessionPage`` (its JSON bytes) in a scratch window, stage by stage (``replay.replay_page``);
+        the open window is untouched. ``perf.bench_browser`` calls this."""
+        from .replay import replay_page
+
+        try:
+            return encode_json(replay_page(data))
+        except AssemblerError as exc:
+            return encode_json({"error": error_value(exc, "replay")})
+
+    def replay_window(self, mode: str) -> bytes:
+        """Replay the open window as a ``scalar`` or ``packed`` page (the viewer's "Replay benchmark" panel)."""
+        from .replay import window_page
+
+        return self.replay_page(window_page(self, str(mode)))
 
     # -- entry points: HTML ----------------------------------------------------------------------------------------
 

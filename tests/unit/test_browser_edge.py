@@ -150,7 +150,9 @@ def test_render_entry_points_return_html_per_key() -> None:
     html = json.loads(viewer.render(keys))["html"]
     assert set(html) == set(keys)
     step = next(n["key"] for n in update["nodes"] if n["kind"] == "assistant-step")
-    assert "wc -l" in json.loads(viewer.render_section(step, 0))["html"]
+    assert "wc -l" in html[step]  # the Think title: the reasoning's one line
+    assert json.loads(viewer.render_section(step, 0))["html"] == ""  # the body never repeats the title
+    assert update["summary"]["steps"] >= 1 and update["summary"]["recordedTimes"] is True
     found = json.loads(viewer.find_seq(1e9))
     assert found["key"] == keys[-1] and found["inWindow"]
 
@@ -195,3 +197,19 @@ def test_a_streamed_tool_call_leaves_its_step_when_the_call_gets_its_own_row() -
     assert upserted[step["key"]]["rev"] > step["rev"]
     html = json.loads(viewer.render([step["key"]]))["html"][step["key"]]
     assert "tool-streaming" not in html
+
+
+def test_replay_window_scalar_and_packed_fold_to_the_open_windows_digest() -> None:
+    """The "Replay benchmark" entry points: both modes of the open window give the same digest and nodes, the
+    packed one with fewer records; the open window is untouched."""
+    viewer = Viewer()
+    update = load(viewer, demo_bytes(), all_records=True)
+    before = viewer.render([n["key"] for n in update["nodes"]])
+    modes = {mode: json.loads(viewer.replay_window(mode)) for mode in ("scalar", "packed")}
+    scalar, packed = modes["scalar"], modes["packed"]
+    assert packed["digest"] == scalar["digest"] == update["digest"]
+    assert set(packed["ms"]) == {"decode", "journal", "fold", "render"}
+    assert packed["records"] < scalar["records"] == 179
+    assert (packed["chatNodes"], packed["rendered"]) == (scalar["chatNodes"], scalar["rendered"]) != (0, 0)
+    assert viewer.render([n["key"] for n in update["nodes"]]) == before
+    assert json.loads(viewer.replay_page(b"{}"))["error"]["where"] == "replay"
