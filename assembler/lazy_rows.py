@@ -9,6 +9,10 @@ valid the whole page is decoded again by ``decode_page``, so the error (its ``$.
 strict one. A lazy sequence behaves as the list it stands for (indexing, iteration, ``len``, ``==``, encoding),
 decoding its members on first use; the fold reads ``joined`` and ``first_nonempty`` without them.
 
+Nesting: a page with at most ``MAX_DEPTH`` brackets is decoded at once; otherwise the page's own levels are parsed
+with each event kept raw (msgspec's skip stops deep input with ``RecursionError``), and each event is depth-checked
+alone before it is decoded; anything refused goes to ``decode_page``, whose whole-text check names the error.
+
 Fast checks (each is sufficient, never necessary; anything else takes the strict path):
 
 * texts: ``["…","…",…]`` with no ``\\"`` pair (so every quote is a delimiter) and no ``\\ud`` escape (no surrogate
@@ -25,9 +29,8 @@ from typing import Any, overload
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
-from .jsontext import NestingError, check_depth
+from .jsontext import MAX_DEPTH, NestingError, check_depth
 from .records import (
-    _WIRE_DEPTH,
     MAX_SAFE_INTEGER,
     ChunksRecord,
     EventRecord,
@@ -36,6 +39,7 @@ from .records import (
     ReasoningChunksEvent,
     SafeInt,
     SeqInt,
+    SessionEvent,
     SessionPage,
     TextChunksEvent,
     TextRowData,
@@ -216,7 +220,20 @@ class _RawPage(Struct, frozen=True):
     hasMore: bool
 
 
+class _RawEventRecord(Struct, frozen=True, tag_field="type", tag="event"):
+    event: msgspec.Raw
+
+
+class _ShallowPage(Struct, frozen=True):
+    """A page whose events are kept raw, so each is depth-checked alone before it is decoded."""
+
+    records: list[_RawEventRecord | _RawChunks]
+    hasMore: bool
+
+
 _raw_page = msgspec.json.Decoder(_RawPage)
+_shallow_page = msgspec.json.Decoder(_ShallowPage)
+_event = msgspec.json.Decoder(SessionEvent)
 _STRICT: dict[type, Any] = {_RawText: TextChunksEvent, _RawReasoning: ReasoningChunksEvent,
                             _RawTool: ToolCallChunksEvent}
 
@@ -253,6 +270,11 @@ def _row(raw_event: Any) -> ChunksRecord:
     return ChunksRecord(event)
 
 
+def _event_record(raw: msgspec.Raw) -> EventRecord:
+    check_depth(raw, MAX_DEPTH)
+    return EventRecord(_event.decode(raw))
+
+
 def decode_lazy_page(buf: bytes | bytearray | memoryview) -> SessionPage:
     """Decode the JSON bytes of a ``SessionPage`` like ``decode_page`` (same records, same errors), packed fragments
     kept lazy where the fast checks allow.
@@ -261,9 +283,13 @@ def decode_lazy_page(buf: bytes | bytearray | memoryview) -> SessionPage:
         RecordDecodeError: the bytes are not a valid page (the strict decoder's message).
     """
     try:
-        check_depth(buf, _WIRE_DEPTH)
-        raw = _raw_page.decode(buf)
-        records = [r if type(r) is EventRecord else _row(r.event) for r in raw.records]
-    except (msgspec.DecodeError, msgspec.ValidationError, NestingError, _Invalid):
+        data = buf if type(buf) is bytes else bytes(buf)
+        if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:  # nothing can nest too deep
+            raw: Any = _raw_page.decode(data)
+            records = [r if type(r) is EventRecord else _row(r.event) for r in raw.records]
+        else:  # the page's own levels are fixed: only an event's data can nest deeper, so check each event
+            raw = _shallow_page.decode(data)
+            records = [_event_record(r.event) if type(r) is _RawEventRecord else _row(r.event) for r in raw.records]
+    except (msgspec.DecodeError, msgspec.ValidationError, NestingError, RecursionError, _Invalid):
         return decode_page(buf)  # raises the strict error (or, should the fast path be stricter, decodes)
     return SessionPage(records, raw.hasMore)

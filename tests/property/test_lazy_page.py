@@ -94,3 +94,21 @@ def test_a_plain_row_stays_lazy_and_folds_like_the_strict_page() -> None:
     definitions = default_definitions()
     assert canonical_json(assemble(lazy.records, False, definitions)) == canonical_json(
         assemble(decode_page(buf).records, False, default_definitions()))
+
+
+@pytest.mark.parametrize("depth", [10, 300, 5000])
+@pytest.mark.parametrize("where", ["data", "texts"])
+def test_deep_nesting_gets_the_strict_verdict(depth: int, where: str) -> None:
+    deep = "[" * depth + "]" * depth
+    rows = [f'{{"type":"event","event":{{"type":"x","seq":0,"time":0,"data":{deep if where == "data" else 1}}}}}',
+            '{"type":"chunks","event":{"type":"chunkrow/text-chunks","seq":1,"time":0,"data":{"turn":1,"step":1,'
+            f'"index":0,"dt":[1],"texts":["a",{deep if where == "texts" else chr(34) + "b" + chr(34)}]}}}}}}']
+    buf = ('{"records":[' + ",".join(rows) + '],"hasMore":false}').encode()
+    try:
+        strict = decode_page(buf)
+    except RecordDecodeError as exc:
+        with pytest.raises(RecordDecodeError) as got:
+            decode_lazy_page(buf)
+        assert str(got.value) == str(exc)
+        return
+    assert decode_lazy_page(buf) == strict
