@@ -1,4 +1,5 @@
-"""Local session files (``.jsonl``, ``.jsonl.zst``) read in slices, so the worker can report progress on a big file.
+"""Local session files (``.jsonl``, ``.jsonl.zst``, ``.sqlite``/``.sqlite3``/``.db``) read in slices, so the worker
+can report progress on a big file.
 
 Rules: slices are fed in order to the log parser, which carries a line split across slices; storage rows stay rows
 (decoded once into their Structs, renamed to wire rows later, never expanded). The parse stops at the first fault and
@@ -7,11 +8,15 @@ Rows are repacked as the slices arrive (``chunk_rows.repack_records`` over the r
 written one delta per line is held as one row per block, not one dict per event, so opening a big unpacked log
 stays small (issue 11 item 4); the records are the canonical packing of the file's events (packed = scalar).
 Zstd decompresses incrementally (``store.zstd.ZstdDecoder``): a damaged stream is an error that keeps what came
-before it. No I/O: bytes come in.
+before it. A SQLite database cannot be parsed in slices: its bytes are collected and, at ``finish``, read by the
+same ``store.sqlite.read_sqlite`` as the CLI from a private temporary file (Pyodide's in-memory file system in the
+browser), removed right after; a file that is not a session database is an error naming the file. Bytes come in.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from typing import Any
 
@@ -24,6 +29,10 @@ __all__ = [
     "FileLoad",
 ]
 
+def _is_sqlite_name(name: str) -> bool:
+    return name.lower().endswith((".sqlite", ".sqlite3", ".db"))
+
+
 class FileLoad:
     """A local session file parsed in slices: ``feed`` each slice in order, then ``finish``.
 
@@ -35,6 +44,7 @@ class FileLoad:
         self.size = size
         self.loader = LogLoader(max_line_bytes=DEFAULT_MAX_LINE_BYTES)
         self.zstd = ZstdDecoder(lines=True) if name.endswith(".zst") else None
+        self.sqlite: bytearray | None = bytearray() if _is_sqlite_name(name) else None
         self.bytes_read = 0
         self.failure: str | None = None
         self.parse_ms = 0.0  # time spent in feed and finish (decompression, parsing and repacking)
@@ -56,7 +66,9 @@ class FileLoad:
         self.bytes_read += len(data)
         if self.failure is not None:
             return
-        if self.zstd is not None:
+        if self.sqlite is not None:
+            self.sqlite += data
+        elif self.zstd is not None:
             try:
                 chunk = self.zstd.feed(data)
             except ZstdStreamError as exc:  # everything before the damage was returned by the earlier feeds
@@ -78,6 +90,8 @@ class FileLoad:
             self.parse_ms += elapsed_ms(t0)
 
     def _finish(self) -> LoadResult:
+        if self.sqlite is not None:
+            return self._finish_sqlite(self.sqlite)
         if self.zstd is not None and self.failure is None:
             try:
                 self.zstd.finish()
@@ -85,6 +99,23 @@ class FileLoad:
                 self.failure = str(exc)
         result = self.loader.finish()
         self._repack(final=True)
+        return result
+
+    def _finish_sqlite(self, data: bytearray) -> LoadResult:
+        from ..store.sqlite import StoreError, read_sqlite  # sqlite3 is imported only when a database is opened
+
+        fd, path = tempfile.mkstemp(suffix=".sqlite", prefix="session-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            result = read_sqlite(path)
+        except (StoreError, OSError) as exc:
+            self.failure = str(exc).replace(path, self.name or "the database")
+            result = LoadResult()
+        finally:
+            os.unlink(path)
+        self.sqlite = bytearray()
+        self.loader.result = result
         return result
 
     def progress(self) -> dict[str, Any]:

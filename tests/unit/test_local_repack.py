@@ -5,11 +5,13 @@ unpacked log, and the window shows what the CLI shows for the same file."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from assembler.browser import FileLoad, Viewer
 from assembler.chunk_rows import expand_records, pack_chunk_runs
+from assembler.cli import main
 from assembler.history import storage_page_bytes
 from assembler.logfile import parse_session_bytes
 from assembler.records import decode_page, encode
@@ -51,3 +53,31 @@ def test_an_unpacked_file_shows_what_the_cli_shows() -> None:
                                default_definitions()))
     assert update["error"] is None and update["digest"] == expected
     assert update["file"]["events"] == len(records)
+
+
+@pytest.mark.parametrize("name", ["demo.sqlite", "demo.db"])
+def test_a_database_written_by_convert_opens_like_its_log(tmp_path: Path, name: str) -> None:
+    data, _ = unpacked_log()
+    (tmp_path / "demo.jsonl").write_bytes(data)
+    assert main(["convert", str(tmp_path / "demo.jsonl"), str(tmp_path / name)]) == 0
+    db = (tmp_path / name).read_bytes()
+    viewer = Viewer()
+    viewer.file_begin(name, len(db))
+    for i in range(0, len(db), 4096):
+        viewer.file_feed(db[i:i + 4096])
+    update = json.loads(viewer.file_finish(True))
+    plain = Viewer()
+    plain.file_begin("demo.jsonl", len(data))
+    plain.file_feed(data)
+    expected = json.loads(plain.file_finish(True))
+    assert update["error"] is None and update["digest"] == expected["digest"]
+    assert update["file"]["events"] == expected["file"]["events"] and update["header"] == expected["header"]
+
+
+def test_a_file_that_is_not_a_database_is_an_error_naming_it() -> None:
+    viewer = Viewer()
+    viewer.file_begin("notes.sqlite", 20)
+    viewer.file_feed(b'{"type":"session"}\n')
+    update = json.loads(viewer.file_finish(True))
+    assert update["error"]["where"] == "file" and "notes.sqlite" in update["error"]["message"]
+    assert update["nodes"] == []
