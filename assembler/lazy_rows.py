@@ -165,11 +165,14 @@ def _fast_texts(raw: bytes) -> LazyTexts | None:
 def _fast_gaps(raw: bytes) -> LazyGaps | None:
     if raw == b"[]":
         return LazyGaps(raw, 0)
-    zeros = raw.translate(_TO_ZERO, b"-")  # msgspec checked the syntax: only brackets, commas and integers remain
-    commas = zeros.translate(None, b"0")
-    if commas != b"[" + b"," * (len(commas) - 2) + b"]" or b"0000000000" in zeros:
+    commas = raw.translate(None, b"0123456789")  # msgspec checked the syntax: brackets, commas, integers
+    n = len(commas) - 1  # gaps, when only digits were removed between "[" and "]"
+    if commas != b"[" + b"," * (n - 1) + b"]":
+        return None  # a minus sign, a fraction or an exponent: the strict path decides
+    # Every gap has at most nine digits when the digits beyond one per gap add up to at most eight; else look.
+    if len(raw) - len(commas) - n > 8 and b"0000000000" in raw.translate(_TO_ZERO):
         return None
-    return LazyGaps(raw, len(commas) - 1)
+    return LazyGaps(raw, n)
 
 
 # The page as decoded for the first screen: the strict schema except the raw payload fields.

@@ -331,10 +331,10 @@ class StreamFold:
                                             fragments_visible)
             dt = data.dt
             if token >= 0:
-                self.first_token_time = time + sum(islice(dt, token))
+                self.first_token_time = time + (sum(islice(dt, token)) if token else 0)
             if visible >= 0:
                 self.first_visible_seq = seq + visible
-                self.first_visible_time = time + sum(islice(dt, visible))
+                self.first_visible_time = time + (sum(islice(dt, visible)) if visible else 0)
         if was != now:
             self.visible_blocks += 1 if now else -1
 

@@ -98,6 +98,41 @@ def measure_replay(page: Any, path: str, repeat: int) -> dict[str, Any]:
             "rendered": first["rendered"], "wasmHeapBytes": max(r["wasmHeapBytes"] for r in runs)}
 
 
+FILE_JS = """async ([path]) => {
+    const tv = window.transcriptViewer;
+    await tv.ready;
+    const heapBoot = await tv.heapSize();
+    const jsBoot = performance.memory ? performance.memory.usedJSHeapSize : null;
+    const data = await (await fetch(path)).arrayBuffer();
+    const file = new File([data], path.split("/").pop());
+    const t0 = performance.now();
+    const r = await tv.openFile(file, {});
+    r.wallMs = performance.now() - t0;
+    r.heapBoot = heapBoot;
+    r.heapAfter = await tv.heapSize();
+    r.jsBoot = jsBoot;
+    r.jsAfter = performance.memory ? performance.memory.usedJSHeapSize : null;
+    return r;
+}"""
+
+
+def unpacked_log(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS) -> bytes:
+    """The synthetic session as a local log written one event per line (no rows): the "60 MB unpacked log"."""
+    header = {"type": "session", "version": 0, "id": "bench-unpacked", "createdAt": 0, "cwd": "/bench"}
+    return b"".join(encode(v) + b"\n" for v in [header, *history_transport_events(runs, total_deltas)])
+
+
+def measure_file(page: Any, path: str) -> dict[str, Any]:
+    """Opens the unpacked log at ``path`` as a local file (``openFile``, 4 MB slices, the newest 50 messages) in a
+    freshly booted page: the wasm heap (it never shrinks, so this is its peak) and the page's JS heap before/after."""
+    r = page.evaluate(FILE_JS, [path])
+    return {"fileBytes": r["file"]["bytes"], "events": r["file"]["events"], "records": r["file"]["records"],
+            "error": r["error"], "msWall": round(r["wallMs"], 1), "ms": r["ms"],
+            "wasmHeapBootBytes": r["heapBoot"], "wasmHeapAfterBytes": r["heapAfter"],
+            "jsHeapBootBytes": r["jsBoot"], "jsHeapAfterBytes": r["jsAfter"],
+            "tabBytes": r["heapAfter"] + (r["jsAfter"] or 0)}
+
+
 def pages(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS) -> dict[str, bytes]:
     """The synthetic page in both modes, as the JSON bytes of a ``SessionPage``."""
     events = history_transport_events(runs, total_deltas)
@@ -159,7 +194,7 @@ def _serve(files: Path) -> Iterator[str]:
 
 
 def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 5,
-        log: Any = print) -> dict[str, Any]:
+        log: Any = print, local_file: bool = True) -> dict[str, Any]:
     """The whole inventory: both modes, each in a fresh page. Returns the JSON-ready report."""
     from playwright.sync_api import sync_playwright
 
@@ -175,6 +210,8 @@ def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 
             sync_playwright() as pw:
         for mode, payload in data.items():
             (Path(tmp) / f"{mode}.json").write_bytes(payload)
+        if local_file:
+            (Path(tmp) / "unpacked.jsonl").write_bytes(unpacked_log(runs, total_deltas))
         browser = pw.chromium.launch(executable_path=CHROMIUM, chromium_sandbox=False, headless=True,
                                      args=CHROMIUM_ARGS)
         report["chromium"] = browser.version
@@ -193,6 +230,14 @@ def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 
                 report["modes"][mode] = result
                 log(f"{mode:>6}: {result['records']:,} records, ms {result['ms']}, wall {result['msWall']:.0f} ms, "
                     f"wasm heap {result['wasmHeapBytes'] / 1e6:.0f} MB")
+                context.close()
+            if local_file:
+                context = browser.new_context()
+                page = context.new_page()
+                page.set_default_timeout(600_000)
+                page.goto(url)
+                report["localFile"] = measure_file(page, "/__bench__/unpacked.jsonl")
+                log(f"local unpacked file: {report['localFile']}")
                 context.close()
         finally:
             browser.close()

@@ -135,6 +135,17 @@ def goals(benchmarks: dict[str, Any]) -> list[dict[str, Any]]:
     out.append(_goal("browser_heap", "browser", "wasm heap growth of the first packed loadPage after boot (MB)",
                      None if growth is None else round(growth / 1e6, 2), "<=", 16, at_goal_size=at_size,
                      reference="the reference's packed path: 199 MB of V8 heap"))
+    local = browser.get("localFile", {})
+    detail = ""
+    if local:
+        detail = (f"{local['fileBytes'] / 1e6:.0f} MB unpacked log, {local['events']:,} events held as "
+                  f"{local['records']:,} records: wasm heap {local['wasmHeapBootBytes'] / 1e6:.0f} -> "
+                  f"{local['wasmHeapAfterBytes'] / 1e6:.0f} MB + page JS heap "
+                  f"{(local['jsHeapAfterBytes'] or 0) / 1e6:.0f} MB; {local['msWall'] / 1e3:.1f} s")
+    tab = number(local.get("tabBytes"))
+    out.append(_goal("browser_file_memory", "browser", "opening the unpacked log as a local file: tab memory (MB)",
+                     None if tab is None else round(tab / 1e6, 1), "<=", 150, detail=detail,
+                     at_goal_size=local.get("events") == LOGICAL_EVENTS))
     return out
 
 
