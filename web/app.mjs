@@ -8,12 +8,13 @@
 // window.transcriptViewer, the documented surface (benchmarks and users rely on it):
 //   ready            Promise → boot timings ({runtimeMs, packagesMs, importMs, bootMs, startedAt, stages}), once
 //                    Python is ready (rejects on failure)
-//   loadPage(bytes)  bytes of a SessionPage JSON → {records, inputs, chatNodes, trajectoryNodes, digest,
-//                    ms: {decode, journal, fold, render}}; replaces the window and renders the first screen
+//   loadPage(bytes)  bytes of a SessionPage JSON → {records, inputs, chatNodes, trajectoryNodes,
+//                    ms: {decode, journal, fold, render, total}}; replaces the window and renders the first screen
 //   openFile(blob, {all, maxMessages})  a local .jsonl / .jsonl.zst → the same summary, plus error and warnings
 //   openSession(id)  follows a served session
 //   search(text)     the shown rows whose rendered text contains `text` (case-insensitive): [{key, seq}]
-//   digest()         the transcript digest of the last loadPage / openFile({all: true}), or null
+//   digest()         after loadPage/openFile: {digest, canonicalBytes, ms} of the transcript the window shows
+//                    (computed on request, off loadPage's timed path)
 //   heapSize()       the worker's wasm heap in bytes
 //   idle()           resolves when no render is pending
 //   replay()         the "Replay benchmark" panel's run: the open window replayed scalar and packed (replay.mjs)
@@ -90,7 +91,7 @@ const viewer = {
   loadOlder,
   scrollToSeq,
   search,
-  digest: () => state.digest,
+  digest: async () => { await bridge.ready; return bridge.json("digest"); },
   heapSize: () => bridge.call("heapSize"),
   idle: () => view.idle(),
   timings: {},

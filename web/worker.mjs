@@ -149,6 +149,7 @@ const OPS = {
   rowText: async (_id, { key }) => call("row_text", key),
   // Pyodide has no public API for its heap size; wasm memory is reached through its (documented) module object.
   heapSize: async () => /** @type {any} */ (pyodide)._module.HEAP8.length,
+  digest: async () => call("digest"),
   // The replay measurement (assembler/browser/replay.py), shared by the "Replay benchmark" panel and
   // perf.bench_browser: one page folded in a scratch window; the wasm heap is read right after it.
   replayPage: async (_id, { bytes }) => replayed(call("replay_page", bytesOf(bytes))),

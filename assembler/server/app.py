@@ -137,7 +137,8 @@ async def session_raw(request: Request) -> Response:
     """The file as stored, from a descriptor checked against its root (``confine.open_in_root``)."""
     registry: SessionRegistry = request.app.state.registry
     source = registry.lookup(request.path_params["sid"])
-    media = "application/zstd" if source.compressed else "application/x-ndjson"
+    media = ("application/zstd" if source.compressed else "application/vnd.sqlite3" if source.database
+             else "application/x-ndjson")
     stream = await run_in_threadpool(open_in_root, source.path, source.root)
     size = os.fstat(stream.fileno()).st_size
 
