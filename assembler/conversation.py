@@ -75,6 +75,10 @@ class ConversationAssembler:
     def contexts_of(self, kind: str) -> list[Context]:
         return list(self._by_kind.get(kind, ()))
 
+    def window_entries(self) -> list[Entry]:
+        """The window's entries in seq order (the assembler's own list: read, never change)."""
+        return self._window
+
     def has_seq(self, seq: int) -> bool:
         """True when ``seq`` is an entry's first seq or lies inside a row of the window."""
         if seq in self._entry_seqs:

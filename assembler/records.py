@@ -17,6 +17,7 @@ import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from .errors import RecordDecodeError
+from .jsontext import MAX_DEPTH, NestingError, decode_json, encode_with
 
 __all__ = [
     "MAX_SAFE_INTEGER",
@@ -318,6 +319,8 @@ _frame_decoder = msgspec.json.Decoder(FollowFrame)
 _records_decoder = msgspec.json.Decoder(list[HistoryRecord])
 _storage_row_decoder = msgspec.json.Decoder(StorageRow)
 _encoder = msgspec.json.Encoder()
+_WIRE_DEPTH = MAX_DEPTH + 8
+"""A page or frame wraps events a few levels deep; the events themselves passed ``MAX_DEPTH`` when read."""
 
 
 def _wrap(exc: Exception, what: str) -> RecordDecodeError:
@@ -331,24 +334,27 @@ def decode_page(buf: bytes | bytearray | memoryview) -> SessionPage:
         RecordDecodeError: the bytes are not a valid page; the message keeps msgspec's ``$.path``.
     """
     try:
-        return _page_decoder.decode(buf)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        value: SessionPage = decode_json(buf, _page_decoder.decode, SessionPage, limit=_WIRE_DEPTH)
+        return value
+    except (msgspec.ValidationError, msgspec.DecodeError, NestingError) as exc:
         raise _wrap(exc, "session page") from None
 
 
 def decode_follow_frame(buf: bytes | bytearray | memoryview) -> SnapshotFrame | EventFrame:
     """Decode one follow frame (snapshot or live event). Raises ``RecordDecodeError``."""
     try:
-        return _frame_decoder.decode(buf)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        value: SnapshotFrame | EventFrame = decode_json(buf, _frame_decoder.decode, FollowFrame, limit=_WIRE_DEPTH)
+        return value
+    except (msgspec.ValidationError, msgspec.DecodeError, NestingError) as exc:
         raise _wrap(exc, "follow frame") from None
 
 
 def decode_records(buf: bytes | bytearray | memoryview) -> list[HistoryRecord]:
     """Decode a JSON array of history records. Raises ``RecordDecodeError``."""
     try:
-        return _records_decoder.decode(buf)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        value: list[HistoryRecord] = decode_json(buf, _records_decoder.decode, list[HistoryRecord], limit=_WIRE_DEPTH)
+        return value
+    except (msgspec.ValidationError, msgspec.DecodeError, NestingError) as exc:
         raise _wrap(exc, "history records") from None
 
 
@@ -374,7 +380,7 @@ def convert_storage_row(value: dict[str, Any]) -> StorageRow:
 
 def encode(value: Any) -> bytes:
     """Compact JSON, dict key order kept, non-ASCII as UTF-8 (the reference's ``JSON.stringify`` form)."""
-    return _encoder.encode(value)
+    return encode_with(_encoder.encode, value)
 
 
 def is_chunk_row(event: SessionEvent | ChunkRowEvent) -> bool:

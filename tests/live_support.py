@@ -101,7 +101,7 @@ def assert_continuous(viewer: Viewer) -> None:
 def same_view(packed: Viewer, plain: Viewer) -> None:
     """What the repacking viewer shows equals what the plain one shows, live and folded afresh."""
     assert nodes_json(packed) == nodes_json(plain)
-    assert packed.revs == plain.revs and packed.trajectory == plain.trajectory
+    assert packed.revs == plain.revs and packed.trajectory_nodes == plain.trajectory_nodes
     assert window_digest(packed) == window_digest(plain)
     keys = list(plain.chat)
     assert packed.render(keys) == plain.render(keys)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..logfile import LoadResult, LogLoader
+from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult, LogLoader
 from ..store.zstd import ZstdDecoder, ZstdStreamError
 from .updates import elapsed_ms
 
@@ -29,7 +29,7 @@ class FileLoad:
     def __init__(self, name: str = "", size: int = 0) -> None:
         self.name = name
         self.size = size
-        self.loader = LogLoader()
+        self.loader = LogLoader(max_line_bytes=DEFAULT_MAX_LINE_BYTES)
         self.zstd = ZstdDecoder(lines=True) if name.endswith(".zst") else None
         self.bytes_read = 0
         self.failure: str | None = None

@@ -64,7 +64,7 @@ def replay_page(data: Any) -> dict[str, Any]:
     return {
         "ms": {"decode": ms_decode, "journal": ms_journal, "fold": ms_fold, "render": ms_render},
         "pageBytes": len(memoryview(raw)), "records": len(records), "inputs": scratch.assembler.entry_count,
-        "chatNodes": len(scratch.chat), "trajectoryNodes": len(scratch.trajectory), "rendered": len(keys),
+        "chatNodes": len(scratch.chat), "trajectoryNodes": len(scratch.trajectory_nodes), "rendered": len(keys),
         "digest": None if result is None else digest(transcript(result)),
     }
 

@@ -14,6 +14,7 @@ import msgspec
 
 from .. import render
 from ..journal import PageRequest
+from ..jsontext import encode_with
 from ..views import InputMessageData, ViewNode, hidden_by_default
 
 __all__ = [
@@ -26,8 +27,12 @@ __all__ = [
     "error_value",
 ]
 
-encode_json = msgspec.json.Encoder().encode
-"""Any result value → the JSON bytes the page receives."""
+_encode = msgspec.json.Encoder().encode
+
+
+def encode_json(value: Any) -> bytes:
+    """Any result value → the JSON bytes the page receives (a lone surrogate written as its escape)."""
+    return encode_with(_encode, value)
 
 
 def as_bytes(data: Any) -> bytes | bytearray | memoryview:

@@ -14,6 +14,8 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import msgspec
+
 from definitions import default_definitions
 
 from .. import render
@@ -33,9 +35,10 @@ from ..records import (
     decode_page,
     record_range,
 )
-from ..transcript import by_anchor, canonical_json, transcript
+from ..transcript import by_anchor, canonical_json, summarize, transcript
 from ..views import FlushResult, ViewNode, hidden_by_default
 from .local import FileLoad
+from .search import SearchIndex
 from .updates import (
     as_bytes,
     elapsed_ms,
@@ -44,6 +47,7 @@ from .updates import (
     node_meta,
     request_value,
 )
+from .view_api import ViewsMixin
 
 __all__ = [
     "Viewer",
@@ -51,7 +55,7 @@ __all__ = [
 ]
 
 
-class Viewer:
+class Viewer(ViewsMixin):
     """One viewer window: a journal, an assembler over its window, the current chat nodes and an optional local
     source that answers "Load older". Every public method returns JSON bytes for the page.
 
@@ -72,7 +76,8 @@ class Viewer:
         self.journal = _journal()
         self.chat: dict[str, ViewNode] = {}
         self.revs: dict[str, int] = {}
-        self.trajectory: set[str] = set()
+        self.trajectory_nodes: dict[str, ViewNode] = {}
+        self._search = SearchIndex()
         self.header: dict[str, Any] | None = None
         self.index: MessageIndex | None = None
         self.file: FileLoad | None = None
@@ -111,8 +116,9 @@ class Viewer:
             return False, [], []
         traj = result.views.get("trajectory")
         if traj is not None:
-            keys = {n.key for n in traj.nodes}
-            self.trajectory = keys if traj.replace else self.trajectory | keys
+            if traj.replace:
+                self.trajectory_nodes = {}
+            self.trajectory_nodes.update((n.key, n) for n in traj.nodes)
         chat = result.views.get("chat")
         if chat is None:
             return False, [], []
@@ -131,9 +137,6 @@ class Viewer:
             self.revs[node.key] = self._rev
         return chat.replace, chat.nodes, removed
 
-    def _ordered(self) -> list[ViewNode]:
-        return by_anchor(self.chat.values())
-
     def _update(self, replace: bool, changed: Sequence[ViewNode], removed: Sequence[str],
                 requests: Sequence[dict[str, Any]] = (), **extra: Any) -> dict[str, Any]:
         nodes = self._ordered() if replace else by_anchor(changed)
@@ -149,13 +152,16 @@ class Viewer:
             "requests": list(requests),
             "stats": self.stats(),
         }
+        if replace or any(n.kind in ("turn-tail", "tool") for n in changed):
+            # The header's session totals: recomputed when a turn ends or a tool row appears, not per delta.
+            value["summary"] = msgspec.to_builtins(summarize(self.chat.values()))
         value.update(extra)
         return value
 
     def stats(self) -> dict[str, int]:
         # The assembler holds the window (the journal keeps only cursors): every entry is one input.
         return {"records": self.assembler.entry_count, "inputs": self.assembler.entry_count,
-                "chatNodes": len(self.chat), "trajectoryNodes": len(self.trajectory)}
+                "chatNodes": len(self.chat), "trajectoryNodes": len(self.trajectory_nodes)}
 
     def _flush_update(self, requests: Sequence[dict[str, Any]] = (), **extra: Any) -> dict[str, Any]:
         replace, changed, removed = self._take(self.assembler.flush())

@@ -6,12 +6,25 @@ import sys
 import time
 
 from ..errors import AssemblerError
-from ..logfile import LoadResult
+from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
 from ..store.atomic import reason_of
 from ..store.open import load_any
 from ._output import error, error_from
 
-__all__ = ["load", "report_problems", "Progress", "fail"]
+__all__ = ["load", "report_problems", "Progress", "fail", "configure", "max_line_bytes"]
+
+_limits = {"max_line_bytes": DEFAULT_MAX_LINE_BYTES}
+
+
+def configure(*, max_line_bytes: int | None) -> None:
+    """Set the reading limits of this command run (``--max-line-bytes``; None: the default); ``cli.main`` calls it
+    once."""
+    _limits["max_line_bytes"] = DEFAULT_MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes
+
+
+def max_line_bytes() -> int:
+    """The line cap every reader of this command run uses."""
+    return _limits["max_line_bytes"]
 
 
 class Progress:
@@ -57,7 +70,7 @@ def load(path: str, *, strict: bool = False) -> LoadResult | None:
     """Read a session in any format (``.jsonl``, ``.jsonl.zst``, ``.sqlite``/``.db``); print warnings and the fault
     (``file:line: error: message``). None when the file cannot be used at all."""
     try:
-        result = load_any(path, strict=strict, progress=Progress(f"reading {path}"))
+        result = load_any(path, strict=strict, progress=Progress(f"reading {path}"), max_line_bytes=max_line_bytes())
     except OSError as exc:
         error(path, reason_of(exc))
         return None

@@ -22,6 +22,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..history import DEFAULT_MAX_MESSAGES, PageRequestError, check_max_messages, check_page_request
+from ..logfile import DEFAULT_MAX_LINE_BYTES
 from .confine import open_in_root
 from .csp import CSP, SecurityHeaders, viewer_csp
 from .hosts import HostCheck
@@ -148,13 +149,13 @@ async def session_raw(request: Request) -> Response:
 
 def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.PathLike[str] | None = None,
                serve_static: bool = True, poll_interval: float = 0.2, allowed_hosts: Sequence[str] = (),
-               bound_host: str | None = None) -> Starlette:
+               bound_host: str | None = None, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Starlette:
     """The Starlette app serving ``roots`` (session files and folders). ``static_dir`` (default ``build/site``) is
     served at ``/`` when it exists. ``app.state.registry`` is the ``SessionRegistry``.
 
     Requests must name this server in ``Host`` (``hosts.HostCheck``): ``localhost``, ``127.0.0.1``, ``[::1]`` or
     ``bound_host`` on the port they arrived at, or a name in ``allowed_hosts`` (``NAME`` or ``NAME:PORT``); any
-    other is 421."""
+    other is 421. A log line longer than ``max_line_bytes`` stops that file's parse with an error naming it."""
     routes: list[Any] = [
         Route("/api/sessions", list_sessions),
         Route("/api/sessions/{sid:path}/page", session_page),
@@ -169,5 +170,5 @@ def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.
     app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS))
     app.add_middleware(HostCheck, allowed=list(allowed_hosts), bound=bound_host)
     app.add_middleware(SecurityHeaders, csp=csp)  # outermost: a 421 carries the security headers too
-    app.state.registry = SessionRegistry(roots, poll_interval)
+    app.state.registry = SessionRegistry(roots, poll_interval, max_line_bytes=max_line_bytes)
     return app

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from starlette.exceptions import HTTPException
 
+from ..logfile import DEFAULT_MAX_LINE_BYTES
 from .source import SessionSource
 
 __all__ = [
@@ -45,7 +46,9 @@ class SessionRegistry:
     more than one root is served or the root is a file.
     """
 
-    def __init__(self, roots: Sequence[str | os.PathLike[str]], poll_interval: float = 0.2) -> None:
+    def __init__(self, roots: Sequence[str | os.PathLike[str]], poll_interval: float = 0.2, *,
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        self.max_line_bytes = max_line_bytes
         self.roots: list[tuple[str, Path]] = []
         labels: set[str] = set()
         for root in roots:
@@ -105,7 +108,8 @@ class SessionRegistry:
             raise HTTPException(404, f"unknown session {session_id!r}")
         source = self.sources.get(path)
         if source is None:
-            source = self.sources[path] = SessionSource(path, self.poll_interval, root=self._root_of[path])
+            source = self.sources[path] = SessionSource(path, self.poll_interval, root=self._root_of[path],
+                                                         max_line_bytes=self.max_line_bytes)
         return source
 
     def active_watchers(self) -> int:

@@ -20,7 +20,7 @@ from starlette.concurrency import run_in_threadpool
 from ..chunk_rows import expand_records, is_storage_row
 from ..errors import AssemblerError, SessionFileError
 from ..history import MessageIndex
-from ..logfile import LogLoader
+from ..logfile import DEFAULT_MAX_LINE_BYTES, LogLoader
 from ..records import StorageRecord, encode
 from ..store import zstd
 from ..store.jsonl import read_stream
@@ -83,7 +83,9 @@ class SessionSource:
     ``lock``; new records are fanned out to the followers in ``subscribers`` as scalar event frames.
     """
 
-    def __init__(self, path: Path, poll_interval: float = 0.2, *, root: Path | None = None) -> None:
+    def __init__(self, path: Path, poll_interval: float = 0.2, *, root: Path | None = None,
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        self.max_line_bytes = max_line_bytes
         self.path = path
         self.root = path if root is None else root  # every open is checked against it (``confine``)
         self.compressed = zstd.is_zstd_path(path)
@@ -100,7 +102,7 @@ class SessionSource:
         self.warnings: list[str] = []
         self.title: str | None = None
         self.last_time: Any = None
-        self._loader = LogLoader()
+        self._loader = LogLoader(max_line_bytes=self.max_line_bytes)
         self._offset = 0
         self._stat: tuple[int, int, int] | None = None
 
@@ -127,7 +129,8 @@ class SessionSource:
                 reset = self._stat is not None
                 self._reset()
                 self._stat = stat
-                result = read_stream(stream, source=str(self.path), compressed=True)
+                result = read_stream(stream, source=str(self.path), compressed=True,
+                                     max_line_bytes=self.max_line_bytes)
                 self._absorb(result.records)
                 self.header, self.error, self.warnings = result.header, result.error, result.warnings
                 return [], reset

@@ -13,7 +13,7 @@ from typing import IO, Any, cast
 
 from ..chunk_rows import pack_chunk_runs
 from ..errors import SessionFileError
-from ..logfile import LoadResult, LogLoader
+from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult, LogLoader
 from ..records import encode
 from . import zstd
 
@@ -28,8 +28,8 @@ ProgressFn = Callable[[int, int], None]
 """``progress(bytes_read, total_bytes)``; ``total_bytes`` is the on-disk size (compressed for ``.zst``)."""
 
 
-def read_session(path: str | os.PathLike[str], *, strict: bool = False,
-                 progress: ProgressFn | None = None) -> LoadResult:
+def read_session(path: str | os.PathLike[str], *, strict: bool = False, progress: ProgressFn | None = None,
+                 max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> LoadResult:
     """Read a session log. Faults are reported in ``result.error`` with the line; nothing before them is lost.
 
     Raises:
@@ -37,19 +37,22 @@ def read_session(path: str | os.PathLike[str], *, strict: bool = False,
     """
     p = os.fspath(path)
     with open(p, "rb", buffering=0) as raw:
-        return read_stream(raw, source=p, compressed=zstd.is_zstd_path(p), strict=strict, progress=progress)
+        return read_stream(raw, source=p, compressed=zstd.is_zstd_path(p), strict=strict, progress=progress,
+                           max_line_bytes=max_line_bytes)
 
 
 def read_stream(raw: IO[bytes], *, source: str, compressed: bool, strict: bool = False,
-                progress: ProgressFn | None = None) -> LoadResult:
+                progress: ProgressFn | None = None,
+                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> LoadResult:
     """Read a session log from an open binary file (the server opens and checks it first). ``compressed``: the
     bytes are a ``.jsonl.zst`` stream; a damaged one ends the parse with a ``SessionFileError`` saying how far it
-    was good (``truncated zstd stream after N bytes / line L``), everything decoded before the damage kept.
+    was good (``truncated zstd stream after N bytes / line L``), everything decoded before the damage kept. A line
+    longer than ``max_line_bytes`` ends the parse with an error naming it (never a ``MemoryError``).
 
     Raises:
         OSError: the file cannot be read.
     """
-    loader = LogLoader(strict=strict)
+    loader = LogLoader(strict=strict, max_line_bytes=max_line_bytes)
     total = os.fstat(raw.fileno()).st_size
     decoder = zstd.ZstdDecoder(lines=True) if compressed else None
     buffer = bytearray(_BUFFER if decoder is None else _ZST_BUFFER)  # reused: the parser copies what it keeps

@@ -150,7 +150,9 @@ def test_render_entry_points_return_html_per_key() -> None:
     html = json.loads(viewer.render(keys))["html"]
     assert set(html) == set(keys)
     step = next(n["key"] for n in update["nodes"] if n["kind"] == "assistant-step")
-    assert "wc -l" in json.loads(viewer.render_section(step, 0))["html"]
+    assert "wc -l" in html[step]  # the Think title: the reasoning's one line
+    assert json.loads(viewer.render_section(step, 0))["html"] == ""  # the body never repeats the title
+    assert update["summary"]["steps"] >= 1 and update["summary"]["recordedTimes"] is True
     found = json.loads(viewer.find_seq(1e9))
     assert found["key"] == keys[-1] and found["inWindow"]
 
