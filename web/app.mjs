@@ -12,7 +12,8 @@
 //                    ms: {decode, journal, fold, render, total}}; replaces the window and renders the first screen
 //   openFile(blob, {all, maxMessages})  a local .jsonl / .jsonl.zst → the same summary, plus error and warnings
 //   openSession(id)  follows a served session
-//   search(text)     the shown rows whose rendered text contains `text` (case-insensitive): [{key, seq}]
+//   search(text)     searches the whole transcript (case-insensitive) → {matches}, moves to the first (search.mjs)
+//   showView(name)   chat | trajectory | context; exportFile({format, scope}) (features.mjs)
 //   digest()         after loadPage/openFile: {digest, canonicalBytes, ms} of the transcript the window shows
 //                    (computed on request, off loadPage's timed path)
 //   heapSize()       the worker's wasm heap in bytes
@@ -22,6 +23,7 @@
 // With ?test=1 only: runPython(code), state, view, timeline (page-side boot marks).
 import { TEST_MODE } from "./config.mjs";
 import { els } from "./dom.mjs";
+import { initFeatures } from "./features.mjs";
 import { initFiles } from "./files.mjs";
 import { loadOlder, loadPage, openFile } from "./flows.mjs";
 import { initKeys } from "./keys.mjs";
@@ -29,7 +31,8 @@ import { openSession } from "./live.mjs";
 import { afterFileOpened, followHash, initNavigation, scrollToSeq } from "./navigation.mjs";
 import { initReplay } from "./replay.mjs";
 import { initRowTools, rowTools } from "./rowtools.mjs";
-import { bridge, state, view } from "./runtime.mjs";
+import { bridge, hooks, state, view } from "./runtime.mjs";
+import { fetchPage } from "./sessions.mjs";
 import { initSessionList, refreshSessions } from "./sessionlist.mjs";
 import { bootFailed, bootReady, fileProgress, setAlert, setBootStage } from "./status.mjs";
 import { initTheme } from "./theme.mjs";
@@ -72,16 +75,6 @@ async function openFileAndSeek(blob, options) {
   return result;
 }
 
-/** @param {string} text */
-function search(text) {
-  const needle = String(text).toLowerCase();
-  if (!needle) return [];
-  return view.shownKeys()
-    .map((key) => view.element(key))
-    .filter((el) => el !== null && el.innerText.toLowerCase().includes(needle))
-    .map((el) => ({ key: /** @type {HTMLElement} */ (el).dataset.key, seq: Number(/** @type {HTMLElement} */ (el).dataset.seq) }));
-}
-
 /** @type {Record<string, unknown>} */
 const viewer = {
   ready: bridge.ready.then((timings) => ({ ...timings, stages })),
@@ -90,7 +83,6 @@ const viewer = {
   openSession: (/** @type {string} */ id) => openSession(id),
   loadOlder,
   scrollToSeq,
-  search,
   digest: async () => { await bridge.ready; return bridge.json("digest"); },
   heapSize: () => bridge.call("heapSize"),
   idle: () => view.idle(),
@@ -109,6 +101,21 @@ const replay = initReplay({ bridge, toolbar: /** @type {HTMLElement} */ (documen
   onError: (/** @type {string} */ text) => setAlert("replay", text) });
 viewer.replay = replay.run;
 viewer.replayPage = replay.replayPage;
+// Views, search, raw records and the Export menu (features.mjs) add search(), showView(), views, exportFile().
+const features = initFeatures({
+  bridge, view, viewer,
+  showEvents: () => els.showEvents.checked,
+  title: () => els.title.textContent || "session",
+  session: () => (state.mode === "live" ? state.sessionId : null),
+  fetchPage,
+  onError: (text) => setAlert("view", text),
+});
+Object.assign(hooks, {
+  changed: features.changed,
+  reset: features.reset,
+  followHash: features.followHash,
+  eventsToggled: () => features.search.refresh(),
+});
 Object.assign(window, { transcriptViewer: viewer });
 
 initTheme(els.themeToggle);
@@ -123,7 +130,7 @@ initNavigation();
 initKeys();
 initRowTools(els.transcript);
 els.older.addEventListener("click", () => void loadOlder());
-els.showEvents.addEventListener("change", () => view.setShowEvents(els.showEvents.checked));
+els.showEvents.addEventListener("change", () => { view.setShowEvents(els.showEvents.checked); hooks.eventsToggled(); });
 
 // The shell first: the list and a #session=ID link open now, while Python boots in the background.
 setBootStage("runtime", "loading the Python runtime");

@@ -6,7 +6,7 @@ import { FIRST_SCREEN_MARGIN_PX, PAGE_SIZE } from "./config.mjs";
 import { els } from "./dom.mjs";
 import { fetchPage } from "./sessions.mjs";
 import { clearAlert, clearAlerts, progressEnd, progressStart, setAlert } from "./status.mjs";
-import { bridge, state, view } from "./runtime.mjs";
+import { bridge, hooks, state, view } from "./runtime.mjs";
 
 /**
  * An error from the worker: where it happened and what still shows.
@@ -48,6 +48,7 @@ export function applyUpdate(update, { scroll = "keep" } = {}) {
   const wasAtEnd = view.atEnd();
   if (Array.isArray(update.nodes)) {
     view.apply(update);
+    hooks.changed(update);
     els.welcome.hidden = true;
   }
   if (update.hasMore !== undefined) {
@@ -132,6 +133,7 @@ export function resetView() {
   state.digest = null;
   clearAlerts();
   view.clear();
+  hooks.reset();
   els.older.hidden = true;
 }
 

@@ -32,3 +32,9 @@ export const state = {
   digest: null,
   pending: null, // a session id picked before Python was ready (the latest pick wins)
 };
+
+/**
+ * What the views, search, raw records and the Export menu (features.mjs) need to hear; app.mjs fills them in.
+ * @type {{changed: (update: any) => void, reset: () => void, followHash: () => void, eventsToggled: () => void}}
+ */
+export const hooks = { changed: () => {}, reset: () => {}, followHash: () => {}, eventsToggled: () => {} };

@@ -188,7 +188,7 @@ export class TranscriptView {
     el.dataset.seq = String(meta.seq);
     el.dataset.kind = meta.kind;
     if (meta.role) el.dataset.role = meta.role;
-    if (meta.turn != null) el.dataset.turn = String(meta.turn);
+    if (meta.turn !== undefined && meta.turn !== null) el.dataset.turn = String(meta.turn);
     el.tabIndex = -1;
     this.els.set(key, el);
     const cached = this.cache.get(key);

@@ -61,6 +61,16 @@ export class VirtualList {
     if (!this.container.getClientRects().length) this._attach(0, 0); // hidden: keep nothing attached
   }
 
+  /** Removes every attached row (their content is stale); the next update creates them again. */
+  detachAll() {
+    for (const [key, el] of [...this.attached]) {
+      this.resize.unobserve(el);
+      el.remove();
+      this.attached.delete(key);
+      this.opts.release?.(key, el);
+    }
+  }
+
   /** The key and viewport top of the first attached row on screen, to restore after a layout change. */
   _anchor() {
     for (let el = this.top.nextElementSibling; el && el !== this.bottom; el = el.nextElementSibling) {
