@@ -8,14 +8,14 @@
 // window.transcriptViewer, the documented surface (benchmarks and users rely on it):
 //   ready            Promise → boot timings ({runtimeMs, packagesMs, importMs, bootMs, startedAt, stages}), once
 //                    Python is ready (rejects on failure)
-//   loadPage(bytes)  bytes of a SessionPage JSON → {records, inputs, chatNodes, trajectoryNodes, digest,
-//                    ms: {decode, journal, fold, render}}; replaces the window and renders the first screen
+//   loadPage(bytes)  bytes of a SessionPage JSON → {records, inputs, chatNodes, trajectoryNodes,
+//                    ms: {decode, journal, fold, render, total}}; replaces the window and renders the first screen
 //   openFile(blob, {all, maxMessages})  a local .jsonl / .jsonl.zst → the same summary, plus error and warnings
 //   openSession(id)  follows a served session
-//   search(text)     searches the whole window (features.mjs): resolves {matches} and moves to the first
-//   showView(name)   "chat" | "trajectory" | "context"; views.ready() resolves when its rows are in place
-//   exportFile(format, scope)  downloads "html" | "md" of the "session" or the loaded "window"
-//   digest()         the transcript digest of the last loadPage / openFile({all: true}), or null
+//   search(text)     searches the whole transcript (case-insensitive) → {matches}, moves to the first (search.mjs)
+//   showView(name)   chat | trajectory | context; exportFile({format, scope}) (features.mjs)
+//   digest()         after loadPage/openFile: {digest, canonicalBytes, ms} of the transcript the window shows
+//                    (computed on request, off loadPage's timed path)
 //   heapSize()       the worker's wasm heap in bytes
 //   idle()           resolves when no render is pending
 //   replay()         the "Replay benchmark" panel's run: the open window replayed scalar and packed (replay.mjs)
@@ -83,7 +83,7 @@ const viewer = {
   openSession: (/** @type {string} */ id) => openSession(id),
   loadOlder,
   scrollToSeq,
-  digest: () => state.digest,
+  digest: async () => { await bridge.ready; return bridge.json("digest"); },
   heapSize: () => bridge.call("heapSize"),
   idle: () => view.idle(),
   timings: {},
@@ -101,15 +101,21 @@ const replay = initReplay({ bridge, toolbar: /** @type {HTMLElement} */ (documen
   onError: (/** @type {string} */ text) => setAlert("replay", text) });
 viewer.replay = replay.run;
 viewer.replayPage = replay.replayPage;
+// Views, search, raw records and the Export menu (features.mjs) add search(), showView(), views, exportFile().
 const features = initFeatures({
   bridge, view, viewer,
   showEvents: () => els.showEvents.checked,
   title: () => els.title.textContent || "session",
   session: () => (state.mode === "live" ? state.sessionId : null),
   fetchPage,
-  onError: (text) => setAlert("worker", text),
+  onError: (text) => setAlert("view", text),
 });
-Object.assign(hooks, { changed: features.changed, reset: features.reset, hash: features.followHash });
+Object.assign(hooks, {
+  changed: features.changed,
+  reset: features.reset,
+  followHash: features.followHash,
+  eventsToggled: () => features.search.refresh(),
+});
 Object.assign(window, { transcriptViewer: viewer });
 
 initTheme(els.themeToggle);
@@ -124,7 +130,7 @@ initNavigation();
 initKeys();
 initRowTools(els.transcript);
 els.older.addEventListener("click", () => void loadOlder());
-els.showEvents.addEventListener("change", () => { view.setShowEvents(els.showEvents.checked); features.search.refresh(); });
+els.showEvents.addEventListener("change", () => { view.setShowEvents(els.showEvents.checked); hooks.eventsToggled(); });
 
 // The shell first: the list and a #session=ID link open now, while Python boots in the background.
 setBootStage("runtime", "loading the Python runtime");

@@ -48,6 +48,7 @@ export function applyUpdate(update, { scroll = "keep" } = {}) {
   const wasAtEnd = view.atEnd();
   if (Array.isArray(update.nodes)) {
     view.apply(update);
+    hooks.changed(update);
     els.welcome.hidden = true;
   }
   if (update.hasMore !== undefined) {
@@ -67,7 +68,6 @@ export function applyUpdate(update, { scroll = "keep" } = {}) {
   }
   if (update.requests?.length) void answerRequests(update.requests);
   if (scroll === "end" || (scroll === "follow" && wasAtEnd)) view.scrollToEnd();
-  hooks.changed(update);
 }
 
 /** @param {any} update */

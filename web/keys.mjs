@@ -1,9 +1,9 @@
 // @ts-check
 // Keyboard: j/k next/previous row, o/Enter open or close it, g/G first/last, [ load older, e events, t theme,
-// f the session filter, ? this help (1/2/3 views and / search: features.mjs). Keys typed into a field are left alone.
+// f the session filter, ? this help (1/2/3 and / belong to features.mjs). Keys typed into a field are left alone.
 import { els } from "./dom.mjs";
 import { loadOlder } from "./flows.mjs";
-import { view } from "./runtime.mjs";
+import { hooks, view } from "./runtime.mjs";
 import { toggleTheme } from "./theme.mjs";
 
 export function showHelp() {
@@ -31,7 +31,7 @@ function onKey(event) {
     }
     case "t": toggleTheme(); break;
     case "[": void loadOlder(); break;
-    case "e": els.showEvents.click(); break; // its change event updates the view and the search
+    case "e": els.showEvents.checked = !els.showEvents.checked; view.setShowEvents(els.showEvents.checked); hooks.eventsToggled(); break;
     case "f": if (!els.sessions.hidden) els.sessionFilter.focus(); else return; break;
     case "?": showHelp(); break;
     default: return;

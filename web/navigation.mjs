@@ -50,7 +50,7 @@ function seqInHash() {
 
 /** Applies the hash: opens its session, then scrolls to its seq. */
 export async function followHash() {
-  hooks.hash();
+  hooks.followHash();
   const session = hashParams().get("session");
   if (session && session !== state.sessionId) {
     openSession(session, {

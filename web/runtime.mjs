@@ -16,13 +16,6 @@ export const view = new TranscriptView(els.transcript, bridge, {
 });
 
 /**
- * Hooks set by features.mjs (views, search, export): `changed(update)` after each update the Chat view applied,
- * `reset()` when a new window replaces the last, `hash()` when the URL changed.
- * @type {{changed: (update: any) => void, reset: () => void, hash: () => void}}
- */
-export const hooks = { changed: () => {}, reset: () => {}, hash: () => {} };
-
-/**
  * What is open now. `mode`: nothing, a page (loadPage), a local file or a served session.
  * @type {{mode: "none" | "page" | "file" | "live", sessionId: string | null, fileName: string | null,
  *         follow: import("./sessions.mjs").Follow | null, liveOpened: boolean, canLoadOlder: boolean,
@@ -39,3 +32,9 @@ export const state = {
   digest: null,
   pending: null, // a session id picked before Python was ready (the latest pick wins)
 };
+
+/**
+ * What the views, search, raw records and the Export menu (features.mjs) need to hear; app.mjs fills them in.
+ * @type {{changed: (update: any) => void, reset: () => void, followHash: () => void, eventsToggled: () => void}}
+ */
+export const hooks = { changed: () => {}, reset: () => {}, followHash: () => {}, eventsToggled: () => {} };

@@ -146,6 +146,10 @@ const OPS = {
   renderMore: async (_id, { key, block, offset }) => call("render_more", key, block, offset),
   renderSection: async (_id, { key, block }) => call("render_section", key, block),
   findSeq: async (_id, { seq }) => call("find_seq", seq),
+  rowText: async (_id, { key }) => call("row_text", key),
+  // Pyodide has no public API for its heap size; wasm memory is reached through its (documented) module object.
+  heapSize: async () => /** @type {any} */ (pyodide)._module.HEAP8.length,
+  digest: async () => call("digest"),
   capabilities: async () => call("capabilities"),
   trajectory: async () => call("trajectory_view"),
   context: async () => call("context_view"),
@@ -153,11 +157,8 @@ const OPS = {
   search: async (_id, { query, includeHidden = false }) => call("search", String(query), Boolean(includeHidden)),
   records: async (_id, { key }) => call("records", String(key)),
   recordMembers: async (_id, { key, index }) => call("record_members", String(key), index),
-  export: async (_id, { format, scope, title, bytes }) => // undefined reaches Python as None (null: JsNull)
-    call("export", String(format), String(scope), String(title || ""), bytes ? bytesOf(bytes) : undefined),
-  rowText: async (_id, { key }) => call("row_text", key),
-  // Pyodide has no public API for its heap size; wasm memory is reached through its (documented) module object.
-  heapSize: async () => /** @type {any} */ (pyodide)._module.HEAP8.length,
+  export: async (_id, { format, scope, title, bytes }) =>
+    call("export", String(format), String(scope), String(title || ""), bytes ? bytesOf(bytes) : undefined), // undefined reaches Python as None (null would be JsNull)
   // The replay measurement (assembler/browser/replay.py), shared by the "Replay benchmark" panel and
   // perf.bench_browser: one page folded in a scratch window; the wasm heap is read right after it.
   replayPage: async (_id, { bytes }) => replayed(call("replay_page", bytesOf(bytes))),

@@ -24,6 +24,7 @@ from ..conversation import ConversationAssembler
 from ..errors import AssemblerError
 from ..history import DEFAULT_MAX_MESSAGES, MessageIndex
 from ..journal import Append, Journal, JournalError, PageRequest, Prepend, Replace, session_journal
+from ..lazy_rows import decode_lazy_page
 from ..live_repack import LiveRepacker
 from ..logfile import LoadResult
 from ..records import (
@@ -33,11 +34,10 @@ from ..records import (
     SessionPage,
     SnapshotFrame,
     decode_follow_frame,
-    decode_page,
     record_range,
 )
 from ..render.texts import tool_texts
-from ..transcript import by_anchor, canonical_json, summarize, transcript
+from ..transcript import by_anchor, canonical_json, current_transcript, summarize, transcript
 from ..views import FlushResult, ToolData, ViewNode, hidden_by_default
 from .local import FileLoad
 from .rowtext import plain_text
@@ -202,17 +202,18 @@ class Viewer(ViewsMixin):
     # -- entry points: pages and follow ---------------------------------------------------------------------------
 
     def load_page(self, data: Any) -> bytes:
-        """Replace the window with one ``SessionPage`` (its JSON bytes); fold it and compute the digest."""
+        """Replace the window with one ``SessionPage`` (its JSON bytes) and fold it (``digest`` computes the digest
+        on request, off this path). Packed fragments stay lazy (``lazy_rows``) unless something reads them."""
         self.reset()
         t0 = time.perf_counter()
         try:
-            page = decode_page(as_bytes(data))
+            page = decode_lazy_page(as_bytes(data))
         except AssemblerError as exc:
             return encode_json(self._error_update(exc, "page"))
         ms_decode = elapsed_ms(t0)
         cursor = _tail(page.records)
         try:
-            update = self._replace(page.records, page.hasMore, cursor, digest=True)
+            update = self._replace(page.records, page.hasMore, cursor)
         except AssemblerError as exc:
             return encode_json(self._error_update(exc, "page"))
         update["ms"]["decode"] = ms_decode
@@ -251,6 +252,14 @@ class Viewer(ViewsMixin):
             update["sessionError"] = session_error
         return encode_json(update)
 
+    def digest(self) -> bytes:
+        """The transcript digest of what the window shows now: ``{digest, canonicalBytes, ms}`` (the sha256 of the
+        canonical transcript JSON, as ``assemble --all --digest`` prints for the same records)."""
+        t0 = time.perf_counter()
+        canonical = canonical_json(current_transcript(self.assembler))
+        return encode_json({"digest": hashlib.sha256(canonical).hexdigest(), "canonicalBytes": len(canonical),
+                            "ms": elapsed_ms(t0)})
+
     def reconnected(self) -> None:
         """The page opened a new follow connection: the next frame must be its snapshot."""
         if self.journal.last_cursor is not None and self.journal.failed is None:
@@ -279,7 +288,7 @@ class Viewer(ViewsMixin):
         if request is None:
             return encode_json(self._flush_update())
         try:
-            page = decode_page(as_bytes(data))
+            page = decode_lazy_page(as_bytes(data))
         except AssemblerError as exc:
             return encode_json(self._error_update(exc, "page"))
         return self._answer(request, page)

@@ -68,6 +68,19 @@ def _int_param(request: Request, name: str, minimum: int) -> int | None:
     return value
 
 
+def _lineage(source: Any) -> dict[str, Any]:
+    """What links a parent session and its subagents in the list: the header's ``id`` and ``parentSession``, and a
+    child's own label (``subagent/descriptor``), each only when the log records it."""
+    header = source.header if type(source.header) is dict else {}
+    out: dict[str, Any] = {}
+    for key, name in (("id", "sessionId"), ("parentSession", "parentSession")):
+        if type(header.get(key)) is str:
+            out[name] = header[key]
+    if source.subagent_label is not None:
+        out["subagentLabel"] = source.subagent_label
+    return out
+
+
 async def list_sessions(request: Request) -> Response:
     """Every session under the roots, newest activity first (the entry contract: ``listing.py``)."""
     registry: SessionRegistry = request.app.state.registry
@@ -77,8 +90,9 @@ async def list_sessions(request: Request) -> Response:
         try:
             await source.update()
             size = source.bytes_read if not source.compressed else os.stat(path).st_size
-            out.append(session_entry(sid, path, facts=source.facts, event_count=source.index.event_count,
-                                     problem=source.problem(), size=size))
+            entry = session_entry(sid, path, facts=source.facts, event_count=source.index.event_count,
+                                  problem=source.problem(), size=size)
+            out.append({**entry, **_lineage(source)})
         except OSError:
             continue
     return json_response({"sessions": sort_entries(out)})
@@ -123,7 +137,8 @@ async def session_raw(request: Request) -> Response:
     """The file as stored, from a descriptor checked against its root (``confine.open_in_root``)."""
     registry: SessionRegistry = request.app.state.registry
     source = registry.lookup(request.path_params["sid"])
-    media = "application/zstd" if source.compressed else "application/x-ndjson"
+    media = ("application/zstd" if source.compressed else "application/vnd.sqlite3" if source.database
+             else "application/x-ndjson")
     stream = await run_in_threadpool(open_in_root, source.path, source.root)
     size = os.fstat(stream.fileno()).st_size
 
