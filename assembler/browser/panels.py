@@ -33,6 +33,7 @@ from ..views import (
     TrajectoryAssistantData,
     TrajectoryTurnEndData,
     ViewNode,
+    is_recorded_time,
 )
 
 __all__ = ["is_recorded", "trajectory_rows", "context_rows", "chat_keys_by_seq", "full_text", "PREVIEW_CHARS"]
@@ -42,8 +43,9 @@ PREVIEW_CHARS = 4000
 
 
 def is_recorded(time: Any) -> bool:
-    """A time that was written to the log (a rebuilt one is 0: PROTOCOL 2.3)."""
-    return type(time) is int and time > 0
+    """A time that was written to the log: the core's one rule (``views.is_recorded_time``; a rebuilt time is 0 plus
+    row ``dt`` counters, PROTOCOL 2.3)."""
+    return is_recorded_time(time)
 
 
 def _v(value: Any) -> Any:
