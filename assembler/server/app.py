@@ -26,7 +26,7 @@ from ..logfile import DEFAULT_MAX_LINE_BYTES
 from .confine import open_in_root
 from .csp import CSP, SecurityHeaders, viewer_csp
 from .hosts import HostCheck
-from .registry import SessionRegistry
+from .registry import DEFAULT_CACHE_BYTES, SessionRegistry
 from .responses import EXCEPTION_HANDLERS, json_response
 from .sse import EventStreamResponse
 
@@ -70,28 +70,22 @@ def _int_param(request: Request, name: str, minimum: int) -> int | None:
 async def list_sessions(request: Request) -> Response:
     registry: SessionRegistry = request.app.state.registry
     out = []
-    for sid, path in (await run_in_threadpool(registry.scan)).items():
-        source = registry.lookup(sid)
-        try:
-            await source.update()
-            mtime_ms = int(os.stat(path).st_mtime * 1000)
-        except OSError:
-            continue
-        last_time = source.last_time
+    for sid, meta in await registry.listing():  # per-file metadata, refreshed in a thread; no records kept
+        last_time = meta.last_time
         out.append({
             "id": sid,
-            "title": source.title,
-            "eventCount": source.index.event_count,
-            "lastActivity": last_time if type(last_time) is int and last_time > 0 else mtime_ms,
-            "bytes": source.bytes_read if not source.compressed else os.stat(path).st_size,
-            "error": source.problem(),
+            "title": meta.title,
+            "eventCount": meta.event_count,
+            "lastActivity": last_time if type(last_time) is int and last_time > 0 else meta.mtime_ns // 1_000_000,
+            "bytes": meta.size,
+            "error": meta.problem,
         })
     return json_response({"sessions": out})
 
 
 async def session_page(request: Request) -> Response:
     registry: SessionRegistry = request.app.state.registry
-    source = registry.lookup(request.path_params["sid"])
+    source = await registry.find(request.path_params["sid"])
     through = _int_param(request, "throughSeq", -1)
     before = _int_param(request, "beforeSeq", 0)
     max_messages = _int_param(request, "maxMessages", 1)
@@ -103,6 +97,7 @@ async def session_page(request: Request) -> Response:
         check_page_request(through, before, max_messages, last)
         value = await run_in_threadpool(source.index.page, through, before, max_messages)
         problem = source.problem()
+    registry.trim()
     headers = None
     if problem is not None:
         value["error"] = {"error": "malformed-session", "detail": problem}
@@ -112,7 +107,7 @@ async def session_page(request: Request) -> Response:
 
 async def session_follow(request: Request) -> Response:
     registry: SessionRegistry = request.app.state.registry
-    source = registry.lookup(request.path_params["sid"])
+    source = await registry.find(request.path_params["sid"])
     max_messages = _int_param(request, "maxMessages", 1)
     check_max_messages(DEFAULT_MAX_MESSAGES if max_messages is None else max_messages)
     last_event_id = request.headers.get("last-event-id")
@@ -127,7 +122,7 @@ async def session_follow(request: Request) -> Response:
 async def session_raw(request: Request) -> Response:
     """The file as stored, from a descriptor checked against its root (``confine.open_in_root``)."""
     registry: SessionRegistry = request.app.state.registry
-    source = registry.lookup(request.path_params["sid"])
+    source = await registry.find(request.path_params["sid"])
     media = "application/zstd" if source.compressed else "application/x-ndjson"
     stream = await run_in_threadpool(open_in_root, source.path, source.root)
     size = os.fstat(stream.fileno()).st_size
@@ -149,13 +144,15 @@ async def session_raw(request: Request) -> Response:
 
 def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.PathLike[str] | None = None,
                serve_static: bool = True, poll_interval: float = 0.2, allowed_hosts: Sequence[str] = (),
-               bound_host: str | None = None, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Starlette:
+               bound_host: str | None = None, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+               cache_bytes: int = DEFAULT_CACHE_BYTES) -> Starlette:
     """The Starlette app serving ``roots`` (session files and folders). ``static_dir`` (default ``build/site``) is
     served at ``/`` when it exists. ``app.state.registry`` is the ``SessionRegistry``.
 
     Requests must name this server in ``Host`` (``hosts.HostCheck``): ``localhost``, ``127.0.0.1``, ``[::1]`` or
     ``bound_host`` on the port they arrived at, or a name in ``allowed_hosts`` (``NAME`` or ``NAME:PORT``); any
-    other is 421. A log line longer than ``max_line_bytes`` stops that file's parse with an error naming it."""
+    other is 421. A log line longer than ``max_line_bytes`` stops that file's parse with an error naming it; parsed
+    sessions kept for pages hold at most ``cache_bytes`` of file bytes (least recently used evicted)."""
     routes: list[Any] = [
         Route("/api/sessions", list_sessions),
         Route("/api/sessions/{sid:path}/page", session_page),
@@ -170,5 +167,5 @@ def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.
     app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS))
     app.add_middleware(HostCheck, allowed=list(allowed_hosts), bound=bound_host)
     app.add_middleware(SecurityHeaders, csp=csp)  # outermost: a 421 carries the security headers too
-    app.state.registry = SessionRegistry(roots, poll_interval, max_line_bytes=max_line_bytes)
+    app.state.registry = SessionRegistry(roots, poll_interval, max_line_bytes=max_line_bytes, cache_bytes=cache_bytes)
     return app

@@ -1,0 +1,151 @@
+"""Per-file metadata for the session list (issue 9 item 14): what a listing needs, never the records.
+
+Rules: ``FileMeta`` reads a session file once in bounded pieces through the log parser and keeps only counts and a
+few values (header, title, last event time, turn count, model, the first fault); a ``.jsonl`` file that grew is read
+on from where it stopped (the parser carries a partial line), one rewritten in place (``identity``) is read again
+from the start, and a ``.jsonl.zst`` file is read again whole when it changes. Blocking: call ``refresh_sync`` in a
+worker thread. The ``Catalog`` holds one ``FileMeta`` per path and forgets paths no longer scanned.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..errors import AssemblerError, SessionFileError
+from ..logfile import DEFAULT_MAX_LINE_BYTES, Fault, Header, LogParser, Record, Skipped
+from ..store import zstd
+from .confine import open_in_root
+from .identity import Identity, compare, identity_of
+
+__all__ = ["FileMeta", "Catalog", "READ_PIECE"]
+
+READ_PIECE = 1 << 20
+"""Bytes read from a file at a time (a zstd file: compressed bytes)."""
+
+
+class FileMeta:
+    """What the session list shows of one file, kept up to date from its new bytes."""
+
+    def __init__(self, path: Path, root: Path, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        self.path = path
+        self.root = root
+        self.max_line_bytes = max_line_bytes
+        self.compressed = zstd.is_zstd_path(path)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.header: dict[str, Any] | None = None
+        self.title: str | None = None
+        self.last_time: Any = None
+        self.event_count = 0
+        self.turn_count = 0
+        self.model: str | None = None
+        self.error: AssemblerError | None = None
+        self.size = 0
+        self.mtime_ns = 0
+        self._parser = LogParser(max_line_bytes=self.max_line_bytes)
+        self._identity: Identity | None = None
+
+    @property
+    def problem(self) -> str | None:
+        if self.error is not None:
+            return str(self.error)
+        if self.header is None:
+            return str(SessionFileError("no session header", line=1))
+        return None
+
+    def refresh_sync(self) -> None:
+        """Read what changed (blocking).
+
+        Raises:
+            OutsideRootError: the file is no longer a regular file inside its root.
+            OSError: it cannot be read.
+        """
+        with open_in_root(self.path, self.root) as stream:
+            fd = stream.fileno()
+            st = os.fstat(fd)
+            change = compare(self._identity, fd, st)
+            if change == "unchanged":
+                return
+            if change == "rewritten" or self.compressed:
+                self._reset()
+            self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
+            offset = self._identity.offset if self._identity is not None else 0
+            decoder = zstd.ZstdDecoder(lines=True) if self.compressed else None
+            while True:
+                piece = os.pread(fd, READ_PIECE, offset)
+                if not piece:
+                    break
+                offset += len(piece)
+                try:
+                    self._parser.feed(piece if decoder is None else decoder.feed(piece))
+                except zstd.ZstdStreamError as exc:
+                    self.error = SessionFileError(exc.message)
+                    break
+                self._drain()
+            if decoder is not None and self.error is None:
+                try:
+                    decoder.finish()
+                except zstd.ZstdStreamError as exc:
+                    self.error = SessionFileError(exc.message)
+            if self.compressed and self.error is None:
+                self._parser.feed_eof()
+                self._drain()
+            self._identity = identity_of(fd, offset, st)
+
+    def _drain(self) -> None:
+        parser = self._parser
+        while True:
+            event = parser.next_event()
+            if type(event) is Record:
+                self.event_count += event.members
+                value = event.value
+                if type(value) is dict:
+                    self._note(value)
+                    self.last_time = value.get("time")
+                else:
+                    self.last_time = value.last_time  # type: ignore[union-attr]
+            elif type(event) is Header:
+                self.header = event.value
+            elif type(event) is Fault:
+                self.error = event.error
+            elif type(event) is not Skipped:  # NEED_DATA or END
+                return
+
+    def _note(self, event: dict[str, Any]) -> None:
+        etype = event.get("type")
+        data = event.get("data")
+        if etype == "turn/start":
+            self.turn_count += 1
+        elif etype == "session/title" and type(data) is dict and type(data.get("title")) is str:
+            self.title = data["title"]
+        elif etype == "request/header" and type(data) is dict:
+            header = data.get("header")
+            config = header.get("config") if type(header) is dict else None
+            model = config.get("model") if type(config) is dict else None
+            if type(model) is str:
+                self.model = model
+
+
+class Catalog:
+    """``FileMeta`` by path, for every scanned session file."""
+
+    def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        self.max_line_bytes = max_line_bytes
+        self._files: dict[Path, FileMeta] = {}
+
+    def meta(self, path: Path, root: Path) -> FileMeta:
+        """The (possibly not yet refreshed) metadata of ``path``."""
+        meta = self._files.get(path)
+        if meta is None or meta.root != root:
+            meta = self._files[path] = FileMeta(path, root, self.max_line_bytes)
+        return meta
+
+    def keep_only(self, paths: Iterable[Path]) -> None:
+        """Forget every path not in ``paths`` (files gone since the last scan)."""
+        keep = set(paths)
+        for path in [p for p in self._files if p not in keep]:
+            del self._files[path]
