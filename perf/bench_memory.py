@@ -51,7 +51,7 @@ def _copies(events: list[dict[str, Any]], scale: int) -> Iterator[dict[str, Any]
             yield {**e, "seq": e["seq"] + k * count, "time": e["time"] + k * span}
 
 
-def write_log(path: Path, scale: int = 1) -> int:
+def write_log(path: str | Path, scale: int = 1) -> int:
     """Write the unpacked synthetic log ``scale`` times over (continuous seqs); returns its size in bytes."""
     from assembler.records import encode
 
@@ -66,7 +66,13 @@ def write_log(path: Path, scale: int = 1) -> int:
                 batch.clear()
         if batch:
             out.write(b"\n".join(batch) + b"\n")
-    return path.stat().st_size
+    return Path(path).stat().st_size
+
+
+def _write_in_child(path: Path, scale: int = 1) -> None:
+    """``write_log`` in a child process: this process stays small, so a forked child's peak RSS is its own."""
+    code = f"from perf.bench_memory import write_log; write_log({str(path)!r}, {scale})"
+    subprocess.run([sys.executable, "-c", code], check=True, env=_env())
 
 
 def _env() -> dict[str, str]:
@@ -156,12 +162,12 @@ def run(scale: int = 10, skip_big: bool = False, repeat: int = 1) -> dict[str, A
         folder = Path(tmp) / "served"
         folder.mkdir()
         small = folder / "small.jsonl"
-        write_log(small)
+        _write_in_child(small)
         logs: dict[str, Any] = {"small": _measure(small, Path(tmp) / "out.jsonl", repeat)}
         server = server_rss(folder, "small")
         if not skip_big:
             big = Path(tmp) / "big.jsonl"
-            write_log(big, scale)
+            _write_in_child(big, scale)
             logs["big"] = _measure(big, Path(tmp) / "out.jsonl", repeat)
             big.unlink()
     small_peak = max(logs["small"][c]["peak_rss_mb"] for c in COMMANDS)

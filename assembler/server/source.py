@@ -3,7 +3,10 @@ the ``Follower`` outboxes its polling watcher feeds while anyone follows it.
 
 Rules: a growing ``.jsonl`` file is polled and only its new bytes are parsed; each appended storage record reaches
 followers as its member events, one ``event`` frame each, never packed. A ``.jsonl.zst`` file is re-read whole when
-it changes and never followed live. State changes only under the source's ``lock``.
+it changes and never followed live. A file rewritten in place (``identity``: another inode, shorter than what was
+read, or its first KiB or the KiB before the read offset changed) is read again from the start, and each follower
+gets a fresh snapshot frame marked ``"rewritten": true``; stale records and a stale fault are never kept. Files are
+read in bounded pieces. State changes only under the source's ``lock``.
 """
 
 from __future__ import annotations
@@ -19,12 +22,14 @@ from starlette.concurrency import run_in_threadpool
 
 from ..chunk_rows import expand_records, is_storage_row
 from ..errors import AssemblerError, SessionFileError
-from ..history import MessageIndex
+from ..history import DEFAULT_MAX_MESSAGES, MessageIndex
 from ..logfile import DEFAULT_MAX_LINE_BYTES, LogLoader
 from ..records import StorageRecord, encode
 from ..store import zstd
 from ..store.jsonl import read_stream
+from .catalog import READ_PIECE
 from .confine import open_in_root
+from .identity import Identity, compare, identity_of
 
 __all__ = [
     "Follower",
@@ -40,9 +45,10 @@ _MAX_FOLLOWER_BUFFER = 32 << 20
 class Follower:
     """One follow stream's outbox: encoded SSE frames waiting to be sent, and a wake-up event."""
 
-    __slots__ = ("chunks", "size", "wake", "closed")
+    __slots__ = ("chunks", "size", "wake", "closed", "max_messages")
 
-    def __init__(self) -> None:
+    def __init__(self, max_messages: int = DEFAULT_MAX_MESSAGES) -> None:
+        self.max_messages = max_messages  # of the snapshot a rewrite of the file sends
         self.chunks: list[bytes] = []
         self.size = 0
         self.wake = asyncio.Event()
@@ -104,7 +110,7 @@ class SessionSource:
         self.last_time: Any = None
         self._loader = LogLoader(max_line_bytes=self.max_line_bytes)
         self._offset = 0
-        self._stat: tuple[int, int, int] | None = None
+        self._identity: Identity | None = None
 
     @property
     def bytes_read(self) -> int:
@@ -121,33 +127,38 @@ class SessionSource:
             OSError: the file cannot be read.
         """
         with open_in_root(self.path, self.root) as stream:
-            st = os.fstat(stream.fileno())
-            stat = (st.st_ino, st.st_size, st.st_mtime_ns)
-            if self.compressed:
-                if stat == self._stat:
-                    return [], False
-                reset = self._stat is not None
+            fd = stream.fileno()
+            change = compare(self._identity, fd)
+            if change == "unchanged":
+                return [], False
+            reset = change == "rewritten" and self._identity is not None
+            if change == "rewritten" or self.compressed:
+                reset = reset or (self.compressed and self._identity is not None)
                 self._reset()
-                self._stat = stat
+            if self.compressed:
                 result = read_stream(stream, source=str(self.path), compressed=True,
                                      max_line_bytes=self.max_line_bytes)
                 self._absorb(result.records)
                 self.header, self.error, self.warnings = result.header, result.error, result.warnings
+                self._offset = os.fstat(fd).st_size
+                self._identity = identity_of(fd, self._offset)
                 return [], reset
-            reset = False
-            if self._stat is not None and (st.st_ino != self._stat[0] or st.st_size < self._offset):
-                self._reset()
-                reset = True
-            self._stat = stat
-            if st.st_size == self._offset:
-                return [], reset
-            stream.seek(self._offset)
-            data = stream.read()
-        self._offset += len(data)
-        return self._feed(data), reset
+            new: list[StorageRecord] = []
+            offset = self._offset
+            while True:
+                piece = os.pread(fd, READ_PIECE, offset)
+                if not piece:
+                    break
+                offset += len(piece)
+                new += self._feed(piece)
+            self._offset = offset
+            self._identity = identity_of(fd, offset)
+        return new, reset
 
     def _feed(self, data: bytes) -> list[StorageRecord]:
         """Parse new bytes (the parser carries a partial last line until its newline arrives)."""
+        if self._loader.result.error is not None:
+            return []
         added = self._loader.feed(data)
         result = self._loader.result
         self.header = result.header
@@ -182,9 +193,9 @@ class SessionSource:
     async def _update_locked(self) -> None:
         new, reset = await run_in_threadpool(self.refresh_sync)
         if reset:
+            # Rewritten in place: every follower starts over from a fresh snapshot of what the file holds now.
             for follower in list(self.subscribers):
-                follower.close()
-            self.subscribers.clear()
+                follower.push(await self._snapshot_frame(follower.max_messages, rewritten=True))
         elif new and self.subscribers:
             chunk = await run_in_threadpool(event_frames, expand_records(new))
             for follower in self.subscribers:
@@ -202,18 +213,24 @@ class SessionSource:
         """Register ``follower`` and return its snapshot frame; no event can fall between the two."""
         async with self.lock:
             await self._update_locked()
-            header = self.header or {}
-            value = await run_in_threadpool(self.index.snapshot, header, max_messages)
-            problem = self.problem()
-            if problem is not None:
-                value["error"] = {"error": "malformed-session", "detail": problem}
-            frame = b"id: %d\ndata: %s\n\n" % (value["cursor"], encode(value)) if value["cursor"] >= 0 else (
-                b"data: %s\n\n" % encode(value))
+            frame = await self._snapshot_frame(max_messages)
+            follower.max_messages = max_messages
             if not self.compressed:
                 self.subscribers.add(follower)
                 if self.watcher is None or self.watcher.done():
                     self.watcher = asyncio.get_running_loop().create_task(self._watch(), name=f"watch {self.path}")
             return frame
+
+    async def _snapshot_frame(self, max_messages: int, *, rewritten: bool = False) -> bytes:
+        """The SSE snapshot frame of the file as parsed now (under ``lock``)."""
+        value = await run_in_threadpool(self.index.snapshot, self.header or {}, max_messages)
+        problem = self.problem()
+        if problem is not None:
+            value["error"] = {"error": "malformed-session", "detail": problem}
+        if rewritten:
+            value["rewritten"] = True
+        data = encode(value)
+        return b"id: %d\ndata: %s\n\n" % (value["cursor"], data) if value["cursor"] >= 0 else b"data: %s\n\n" % data
 
     def unsubscribe(self, follower: Follower) -> None:
         """Forget ``follower``; the watcher stops with the last one."""
