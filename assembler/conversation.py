@@ -66,6 +66,8 @@ class ConversationAssembler:
         self._by_turn: dict[int | None, dict[str, Context]] = {}
         self._entry_seqs: set[int] = set()
         self._row_ranges: list[tuple[int, int]] = []
+        self._dependents: dict[str, Context] = {}  # Contexts whose start read ``previous`` (ctx.deps non-empty)
+        self._revised = False  # an update Match changed a started Context (since ``append`` cleared it)
         self._window: list[Entry] = []
         self._dirty: dict[str, Context] = {}
         self._full = False
@@ -196,12 +198,17 @@ class ConversationAssembler:
                     raise DefinitionError(f"seq {m.seq}: {d.kind}.update returned no state")
                 ctx.state = state
                 ctx.version += 1
+                self._revised = True
         self._dirty[ctx.key] = ctx
         return d.publication(m)
 
     def _start(self, ctx: Context, m: Match) -> Any:
         ctx.deps = []
         state = ctx.definition.start(ctx, m, Reader(self._previous, ctx))
+        if ctx.deps:
+            self._dependents[ctx.key] = ctx
+        else:
+            self._dependents.pop(ctx.key, None)
         if state is None:
             raise DefinitionError(f"seq {m.seq}: {ctx.kind}.start returned no state")
         ctx.version += 1
@@ -214,6 +221,7 @@ class ConversationAssembler:
         if ctx.start is None:
             ctx.state = None
             ctx.deps = []
+            self._dependents.pop(ctx.key, None)
             self._dirty[ctx.key] = ctx
             return
         if ctx.matches[0] is not ctx.start:
@@ -234,8 +242,7 @@ class ConversationAssembler:
     def _replay_dependents(self) -> bool:
         """Replay, in start-seq order, every Context whose ``previous`` reads would now differ. True if any did."""
         replayed = False
-        with_deps = [c for c in self.contexts.values() if c.deps]
-        with_deps.sort(key=lambda c: c.first_seq)
+        with_deps = sorted(self._dependents.values(), key=lambda c: (c.first_seq, c.order))
         for ctx in with_deps:
             for kind, seen, version in ctx.deps:
                 now = self._previous(kind, ctx)
@@ -298,10 +305,9 @@ class ConversationAssembler:
             pub = "immediate"
             self._timeline_changed = True
             self._relocate(self._by_turn.get(changed_turn, {}).values())
-        before = {c.key: c.version for c in self.contexts.values() if c.state is not None}
+        self._revised = False
         pub = max_urgency(pub, self._dispatch(entry, coord))
-        revised = any(c.version != before.get(c.key, c.version) for c in self.contexts.values())
-        if revised and self._replay_dependents():
+        if self._revised and self._replay_dependents():
             pub = "immediate"
         self._pending = True
         return pub

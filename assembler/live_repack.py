@@ -7,8 +7,8 @@ a row an earlier page or repack left just before them) are packed by the codec (
 runs, rows and ``MIN_RUN`` of a stored log) and swapped in through the window's ``repack``: the viewer's
 ``ConversationAssembler.repack`` keeps the folded state and publishes nothing (packed = scalar, DESIGN rule 2), so the
 view does not change; a ``Journal`` that keeps its window (a client without an assembler) swaps the entries. A row
-covers exactly the seqs it replaces: the window's ranges stay continuous and later pages and repairs join as before. A
-delta nothing closes stays scalar. Pure and sans-I/O.
+covers exactly the seqs it replaces: the window's ranges stay continuous and later pages and repairs join as before.
+A delta nothing closes stays scalar. Pure and sans-I/O.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def _delta_block(event: SessionEvent) -> tuple[Any, Any, Any] | None:
     if type(data) is not dict:
         return None
     chunk = data.get("chunk")
-    if type(chunk) is not dict or type(chunk.get("type")) is not str or chunk["type"] not in _DELTAS:
+    if type(chunk) is not dict or chunk.get("type") not in _DELTAS:
         return None
     turn, step, index = data.get("turn"), data.get("step"), chunk.get("index")
     if not (_number(turn) and _number(step) and _number(index)):

@@ -19,8 +19,8 @@ from .errors import InputFault
 from .jsontext import encode_with
 from .views import FlushResult, RecordedUsage, TimelineTurn, TurnTailData, ViewNode, is_recorded_time
 
-__all__ = ["Transcript", "SessionSummary", "summarize", "transcript", "assemble", "assemble_checked", "canonical_json",
-           "digest", "by_anchor"]
+__all__ = ["Transcript", "SessionSummary", "summarize", "transcript", "current_transcript", "assemble",
+           "assemble_checked", "canonical_json", "digest", "by_anchor"]
 
 _encoder = msgspec.json.Encoder()
 
@@ -104,6 +104,15 @@ def transcript(result: FlushResult) -> Transcript:
     chat = views["chat"].nodes if "chat" in views else []
     trajectory = views["trajectory"].nodes if "trajectory" in views else []
     return Transcript(by_anchor(chat), by_anchor(trajectory), result.timeline)
+
+
+def current_transcript(assembler: ConversationAssembler) -> Transcript:
+    """The transcript of what ``assembler`` shows now (after its last flush): every Context's current node per view,
+    in creation order as a full flush builds them, without folding again."""
+    ordered = sorted(assembler.contexts.values(), key=lambda c: c.order)
+    chat = [c.current["chat"] for c in ordered if "chat" in c.current]
+    trajectory = [c.current["trajectory"] for c in ordered if "trajectory" in c.current]
+    return Transcript(by_anchor(chat), by_anchor(trajectory), assembler.index.timeline())
 
 
 def assemble(records: Sequence[Entry], has_more: bool, definitions: Sequence[Definition]) -> Transcript:

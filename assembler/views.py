@@ -47,12 +47,14 @@ __all__ = [
     "TrajectoryTurnEndData",
     "InputMessageData",
     "ToolResultView",
+    "ToolSubcall",
     "ToolData",
     "NoticeData",
     "CompactionData",
     "CommandOutcome",
     "CommandData",
     "EventData",
+    "ActivityData",
 ]
 
 Status = Literal["open", "closed", "unknown"]
@@ -331,7 +333,20 @@ class ToolResultView(Struct, frozen=True, omit_defaults=True):
     error: Any = UNSET
 
 
+class ToolSubcall(Struct, frozen=True, omit_defaults=True):
+    """A call a code-mode program (``run_code``) made, from ``tool/code-dispatch-start``/``tool/code-dispatch``:
+    status ``running`` until its dispatch result, then ``done`` or ``error``."""
+
+    id: str
+    name: Any
+    arguments: Any
+    status: str
+    blocks: list[BlockView] | UnsetType = UNSET
+
+
 class ToolData(Struct, frozen=True, omit_defaults=True):
+    """``tool`` node data; ``subcalls`` (an addition) are the nested calls of a code-mode program, in order."""
+
     kind: str
     callId: Any
     name: Any
@@ -341,6 +356,7 @@ class ToolData(Struct, frozen=True, omit_defaults=True):
     status: str
     callSeq: int | None
     result: ToolResultView | UnsetType = UNSET
+    subcalls: list[ToolSubcall] | UnsetType = UNSET
 
 
 class NoticeData(Struct, frozen=True, omit_defaults=True):
@@ -405,3 +421,20 @@ class EventData(Struct, frozen=True, omit_defaults=True):
     summary: str
     ignorable: bool | UnsetType = UNSET
     truncated: bool | UnsetType = UNSET
+
+
+class ActivityData(Struct, frozen=True, omit_defaults=True):
+    """A read-only chat row for an event users care about (``definitions.activity``): ``kind`` is ``approval``,
+    ``goal``, ``hook-block`` or ``subagent``; ``title`` the one line shown; ``detail`` more text; ``status`` the
+    state (an approval's outcome, a goal's phase, a subagent's outcome); ``childSession`` the header id of a child
+    session the log names, ``label`` a subagent's label (how a served child session is found)."""
+
+    kind: str
+    seq: int
+    time: int
+    title: str
+    turn: Any = UNSET
+    detail: str | UnsetType = UNSET
+    status: str | UnsetType = UNSET
+    childSession: str | UnsetType = UNSET
+    label: str | UnsetType = UNSET

@@ -5,6 +5,7 @@
 // their body when opened; long text renders in slices behind "Show more". Only HTML produced by our Python renderer
 // is ever assigned with innerHTML; every other string goes through textContent.
 import { VirtualList } from "./vlist.mjs";
+import { listSessions } from "./sessions.mjs";
 
 const HTML_CACHE_ROWS = 600; // rendered rows kept for scrolling back
 
@@ -47,11 +48,19 @@ function estimateHeight(meta) {
 }
 
 export class TranscriptView {
+  /**
+   * @param {HTMLElement} container
+   * @param {any} bridge
+   * @param {{onError?: (err: Error) => void, onFilled?: (article: HTMLElement) => void}} [options]
+   */
   constructor(container, bridge, { onError = () => {}, onFilled = () => {} } = {}) {
     this.container = container;
     this.bridge = bridge;
     this.onError = onError;
     this.onFilled = onFilled; // (article) after its HTML (or an opened section) changed: search marks, records
+    // Called with each row's meta after its HTML is filled in; returns an element to append (the copy buttons).
+    /** @type {(meta: any) => HTMLElement | null} */
+    this.decorate = (_meta) => null;
     this.metas = new Map(); // key → node meta from the worker
     this.order = []; // keys in display order
     this.shown = []; // the keys of `order` that are shown (events only with "Events")
@@ -85,6 +94,7 @@ export class TranscriptView {
     this.list.heights.clear();
     this.list.setCount(0);
     this._showSummary(null);
+    this.served = null; // the served list is asked again for the next session
   }
 
   // The session totals element: in the page header when there is one, else just above the transcript.
@@ -178,6 +188,7 @@ export class TranscriptView {
     el.dataset.seq = String(meta.seq);
     el.dataset.kind = meta.kind;
     if (meta.role) el.dataset.role = meta.role;
+    if (meta.turn !== undefined && meta.turn !== null) el.dataset.turn = String(meta.turn);
     el.tabIndex = -1;
     this.els.set(key, el);
     const cached = this.cache.get(key);
@@ -270,11 +281,42 @@ export class TranscriptView {
     el.classList.remove("placeholder");
     el.style.minHeight = "";
     this.renderedRev.set(key, rev);
+    const meta = this.metas.get(key);
+    const tools = meta ? this.decorate(meta) : null;
+    if (tools) el.append(tools);
     for (const block of open) {
       const d = el.querySelector(`details[data-block="${CSS.escape(block ?? "")}"]`);
       if (d) d.open = true; // the toggle handler renders its body again
     }
     this.onFilled(el);
+    if (el.querySelector(".child-link:empty")) void this._linkChildren(el);
+  }
+
+  // Subagent rows: a link to the child (or, in a child, the parent) session when the server serves it. The served
+  // list says each session's header id, parent and own label; the row says the child's id or label.
+  async _linkChildren(root) {
+    this.served ??= listSessions().then((list) => list || [], () => []);
+    const list = await this.served;
+    const current = new URLSearchParams(location.hash.replace(/^#/, "")).get("session");
+    const me = list.find((s) => s.id === current);
+    for (const span of root.querySelectorAll(".child-link:empty")) {
+      const { childSession, subagentLabel, parentLink } = span.dataset;
+      let target = null;
+      if (parentLink) {
+        target = me?.parentSession ? list.find((s) => s.sessionId === me.parentSession) : null;
+      } else {
+        if (childSession) target = list.find((s) => s.sessionId === childSession);
+        if (!target && subagentLabel && me?.sessionId) {
+          target = list.find((s) => s.parentSession === me.sessionId && s.subagentLabel === subagentLabel);
+        }
+      }
+      if (!target) continue;
+      const a = document.createElement("a");
+      a.href = `#session=${encodeURIComponent(target.id)}`;
+      a.textContent = parentLink ? "open the parent session" : "open the child session";
+      a.addEventListener("click", (e) => e.stopPropagation()); // inside a <summary>: follow, do not toggle
+      span.replaceChildren(a);
+    }
   }
 
   _settle() {
@@ -374,6 +416,18 @@ export class TranscriptView {
       if (el) out.push(el);
     }
     return out;
+  }
+
+  // The first attached row whose bottom is below the page header (the row the reader is at), or null.
+  firstInView() {
+    const header = document.querySelector(".app-header");
+    const top = header ? header.getBoundingClientRect().bottom : 0;
+    for (const el of this.attached()) {
+      if (el.hidden) continue;
+      const r = el.getBoundingClientRect();
+      if (r.bottom > top + 1) return r.top < window.innerHeight ? el : null;
+    }
+    return null;
   }
 
   // Moves keyboard focus by `delta` shown nodes from the focused one (or from the top of the viewport).

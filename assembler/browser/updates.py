@@ -61,6 +61,7 @@ class NodeMeta(msgspec.Struct, omit_defaults=True):
     size: int
     hidden: bool = False
     role: str | None = None
+    turn: int | None = None
 
 
 def node_meta(node: ViewNode, rev: int) -> NodeMeta:
@@ -69,8 +70,9 @@ def node_meta(node: ViewNode, rev: int) -> NodeMeta:
     size = sum(len(text) for _, text in render.node_text_blocks(node))
     data = node.data
     role = data.kind if node.kind == "input-message" and type(data) is InputMessageData else None
+    turn = node.location.turn
     return NodeMeta(key=node.key, kind=node.kind, seq=node.anchorSeq, rev=rev, label=render.node_label(node),
-                    size=size, hidden=hidden_by_default(node), role=role)
+                    size=size, hidden=hidden_by_default(node), role=role, turn=turn if type(turn) is int else None)
 
 
 def request_value(request: PageRequest) -> dict[str, Any]:

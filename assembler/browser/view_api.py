@@ -55,6 +55,10 @@ class ViewsMixin:
     def _ordered(self) -> list[ViewNode]:
         return by_anchor(self.chat.values())
 
+    def capabilities(self) -> bytes:
+        """What this build can do beyond the chat: ``{markdown}`` (a Markdown export renderer is present)."""
+        return encode_json({"markdown": hasattr(render, "render_markdown")})
+
     def trajectory_view(self) -> bytes:
         """The Trajectory view: ``{rows: [...]}`` (``panels.trajectory_rows``)."""
         rows = trajectory_rows(by_anchor(self.trajectory_nodes.values()), self.chat.values(),

@@ -24,6 +24,7 @@ from ..conversation import ConversationAssembler
 from ..errors import AssemblerError
 from ..history import DEFAULT_MAX_MESSAGES, MessageIndex
 from ..journal import Append, Journal, JournalError, PageRequest, Prepend, Replace, session_journal
+from ..lazy_rows import decode_lazy_page
 from ..live_repack import LiveRepacker
 from ..logfile import LoadResult
 from ..records import (
@@ -33,12 +34,13 @@ from ..records import (
     SessionPage,
     SnapshotFrame,
     decode_follow_frame,
-    decode_page,
     record_range,
 )
-from ..transcript import by_anchor, canonical_json, summarize, transcript
-from ..views import FlushResult, ViewNode, hidden_by_default
+from ..render.texts import tool_texts
+from ..transcript import by_anchor, canonical_json, current_transcript, summarize, transcript
+from ..views import FlushResult, ToolData, ViewNode, hidden_by_default
 from .local import FileLoad
+from .rowtext import plain_text
 from .search import SearchIndex
 from .updates import (
     as_bytes,
@@ -200,17 +202,18 @@ class Viewer(ViewsMixin):
     # -- entry points: pages and follow ---------------------------------------------------------------------------
 
     def load_page(self, data: Any) -> bytes:
-        """Replace the window with one ``SessionPage`` (its JSON bytes); fold it and compute the digest."""
+        """Replace the window with one ``SessionPage`` (its JSON bytes) and fold it (``digest`` computes the digest
+        on request, off this path). Packed fragments stay lazy (``lazy_rows``) unless something reads them."""
         self.reset()
         t0 = time.perf_counter()
         try:
-            page = decode_page(as_bytes(data))
+            page = decode_lazy_page(as_bytes(data))
         except AssemblerError as exc:
             return encode_json(self._error_update(exc, "page"))
         ms_decode = elapsed_ms(t0)
         cursor = _tail(page.records)
         try:
-            update = self._replace(page.records, page.hasMore, cursor, digest=True)
+            update = self._replace(page.records, page.hasMore, cursor)
         except AssemblerError as exc:
             return encode_json(self._error_update(exc, "page"))
         update["ms"]["decode"] = ms_decode
@@ -225,10 +228,12 @@ class Viewer(ViewsMixin):
         self._live = True
         requests: list[dict[str, Any]] = []
         error: dict[str, Any] | None = None
+        session_error: dict[str, Any] | None = None
         try:
             for raw in frames:
                 frame = decode_follow_frame(as_bytes(raw))
                 if isinstance(frame, SnapshotFrame):
+                    session_error = frame.error
                     if self.journal.last_cursor is not None or self.journal.failed is not None:
                         if self.journal.failed is not None:
                             self.journal = _journal()
@@ -243,7 +248,17 @@ class Viewer(ViewsMixin):
         update = self._flush_update(requests, header=self.header)
         if error is not None:
             update["error"] = error
+        if session_error is not None:
+            update["sessionError"] = session_error
         return encode_json(update)
+
+    def digest(self) -> bytes:
+        """The transcript digest of what the window shows now: ``{digest, canonicalBytes, ms}`` (the sha256 of the
+        canonical transcript JSON, as ``assemble --all --digest`` prints for the same records)."""
+        t0 = time.perf_counter()
+        canonical = canonical_json(current_transcript(self.assembler))
+        return encode_json({"digest": hashlib.sha256(canonical).hexdigest(), "canonicalBytes": len(canonical),
+                            "ms": elapsed_ms(t0)})
 
     def reconnected(self) -> None:
         """The page opened a new follow connection: the next frame must be its snapshot."""
@@ -273,7 +288,7 @@ class Viewer(ViewsMixin):
         if request is None:
             return encode_json(self._flush_update())
         try:
-            page = decode_page(as_bytes(data))
+            page = decode_lazy_page(as_bytes(data))
         except AssemblerError as exc:
             return encode_json(self._error_update(exc, "page"))
         return self._answer(request, page)
@@ -402,6 +417,18 @@ class Viewer(ViewsMixin):
         node = self.chat.get(str(key))
         html = "" if node is None else render.render_section(node, int(block))
         return encode_json({"html": html})
+
+    def row_text(self, key: str) -> bytes:
+        """The plain text of one chat node, for "Copy text": ``{"text", "arguments", "result"}`` (the last two for
+        tool rows only; ``text`` is None for an unknown key). Whole texts, however long the rendered slice."""
+        node = self.chat.get(str(key))
+        if node is None:
+            return encode_json({"text": None})
+        value: dict[str, Any] = {"text": plain_text(node)}
+        if node.kind == "tool" and type(node.data) is ToolData:
+            pretty, _is_json, result = tool_texts(node.data)
+            value.update(arguments=pretty, result=result)
+        return encode_json(value)
 
     def find_seq(self, seq: float) -> bytes:
         """The chat node a deep link ``#seq=N`` points at: the visible node with the greatest anchor <= N (else the

@@ -136,6 +136,7 @@ details > summary .row-label { color: var(--fg); }
 .checklist .done { text-decoration: line-through; color: var(--muted); }
 .web-card { border: 1px solid var(--border); border-radius: 8px; padding: 0.4rem 0.6rem; }
 .web-card a { color: var(--accent); }
+.tool-body pre.code, .tool-body .plain-pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 .subcalls { border-left: 3px solid var(--border); padding-left: 0.6rem; margin-top: 0.4rem; }
 .event-card { font-size: 0.9rem; border-left: 3px solid var(--accent); padding: 0.2rem 0.6rem; }
 .event-card .row-label { margin-right: 0.4rem; }

@@ -17,6 +17,7 @@ from msgspec import UNSET
 
 from ..locations import TurnLocation
 from ..views import (
+    ActivityData,
     AssistantStepData,
     CommandData,
     CompactionData,
@@ -33,6 +34,7 @@ from ..views import (
     hidden_by_default,
     is_recorded_time,
 )
+from .activity import activity_html, overflow_html
 from .markdown import HIGHLIGHT_LIMIT, code_html, escape
 from .slices import SLICE_CHARS, sliced
 from .texts import (
@@ -47,9 +49,9 @@ from .texts import (
     node_text_blocks,
     plural,
     token_count_text,
-    tool_texts,
     usage_parts,
 )
+from .toolrows import streamed_call_html, tool_row_html, tool_section_html
 
 __all__ = [
     "RenderContext",
@@ -127,42 +129,6 @@ def _think(key: str, block: int, text: str, *, limit: int | None, lazy: bool) ->
             f'<span class="think-title">{title}</span></summary>{body}</details>')
 
 
-def _tool_title(name: Any, args_pretty: str, *, error: bool, status: str) -> str:
-    label = escape(name) if name not in (None, "") else "tool"
-    summary = escape(first_line(args_pretty.replace("\n", " "), 120)) if args_pretty else ""
-    marks = '<span class="badge badge-error">Failed</span> ' if error else ""
-    if status and not error and status not in ("done", "complete", "completed", "settled"):
-        marks += f'<span class="badge">{escape(status)}</span> '
-    tail = f' <span class="tool-args-summary">{summary}</span>' if summary else ""
-    return f'{marks}<span class="row-label tool-name">{label}</span>{tail}'
-
-
-def _tool_body(key: str, args_pretty: str, is_json: bool, result: str | None, *, error: bool,
-               limit: int | None) -> str:
-    parts = []
-    if args_pretty:
-        parts.append('<div class="tool-section"><div class="section-label">Arguments</div>')
-        if is_json and (limit is None or len(args_pretty) <= limit):
-            parts.append(code_html(args_pretty, "json"))
-        else:
-            parts.append(f'<div class="mono">{sliced(args_pretty, markdown=False, key=key, block=0, limit=limit)}'
-                         "</div>")
-        parts.append("</div>")
-    if result is not None:
-        parts.append(f'<div class="tool-section tool-result{" is-error" if error else ""}">'
-                     f'<div class="section-label">{"Error" if error else "Result"}</div><div class="mono">'
-                     f'{sliced(result, markdown=False, key=key, block=1, limit=limit)}</div></div>')
-    return "".join(parts)
-
-
-def _streamed_call(name: Any, args: Any) -> str:
-    """A tool call still streaming inside an assistant step (its own tool row has not appeared yet)."""
-    raw = args if type(args) is str else ""
-    shown = raw if len(raw) <= SLICE_CHARS else raw[:SLICE_CHARS] + "…"
-    return (f'<div class="tool tool-streaming"><div>{_tool_title(name, "", error=False, status="")}</div>'
-            f'<div class="mono"><div class="plain">{escape(shown)}</div></div></div>')
-
-
 def _render_assistant(node: ViewNode, data: AssistantStepData, ctx: RenderContext, limit: int | None,
                       lazy: bool = True) -> str:
     key = node.key
@@ -185,7 +151,7 @@ def _render_assistant(node: ViewNode, data: AssistantStepData, ctx: RenderContex
             call_id = block.callId  # type: ignore[union-attr]
             if type(call_id) is str and call_id in ctx.shown_calls:
                 continue
-            parts.append(_streamed_call(block.name, block.argsRaw))  # type: ignore[union-attr]
+            parts.append(streamed_call_html(block.name, block.argsRaw))  # type: ignore[union-attr]
         elif t is ImageBlockView:
             parts.append('<div class="image-block">[image]</div>')
         else:
@@ -264,24 +230,8 @@ def _render_input(node: ViewNode, data: InputMessageData, ctx: RenderContext, li
             f'{sliced(text, markdown=False, key=key, block=0, limit=limit)}</div>')
 
 
-def _tool_error(data: ToolData) -> bool:
-    result = data.result
-    return bool(data.status in ("error", "failed") or (
-        result is not UNSET and (result.isError or result.error)))
-
-
 def _render_tool(node: ViewNode, data: ToolData, ctx: RenderContext, limit: int | None, lazy: bool = True) -> str:
-    key = node.key
-    pretty, is_json, result = tool_texts(data)
-    error = _tool_error(data)
-    status = str(data.status or "")
-    title = _tool_title(data.name, pretty, error=error, status=status)
-    if lazy:
-        body = '<div class="tool-body" data-think-block="0" data-pending="1"></div>'
-    else:
-        body = f'<div class="tool-body">{_tool_body(key, pretty, is_json, result, error=error, limit=limit)}</div>'
-    css = "tool tool-error" if error else "tool"
-    return f'<details class="{css}" data-block="0"><summary>{title}</summary>{body}</details>'
+    return tool_row_html(node, data, limit, lazy)
 
 
 def _notice(css: str, label: str, text: str) -> str:
@@ -437,6 +387,16 @@ def _render_generic(node: ViewNode, data: Any, ctx: RenderContext, limit: int | 
             f'<span class="generic-title">{escape(title)}</span></summary>{body}</details>')
 
 
+def _render_activity(node: ViewNode, data: ActivityData, ctx: RenderContext, limit: int | None,
+                     lazy: bool = True) -> str:
+    return activity_html(data)
+
+
+def _render_overflow(node: ViewNode, data: NoticeData, ctx: RenderContext, limit: int | None,
+                     lazy: bool = True) -> str:
+    return overflow_html(data)
+
+
 _Renderer = Callable[[ViewNode, Any, RenderContext, "int | None", bool], str]
 _RENDERERS: dict[str, tuple[type, _Renderer]] = {
     "assistant-step": (AssistantStepData, _render_assistant),
@@ -448,6 +408,11 @@ _RENDERERS: dict[str, tuple[type, _Renderer]] = {
     "compaction": (CompactionData, _render_compaction),
     "command": (CommandData, _render_command),
     "event": (EventData, _render_event),
+    "approval": (ActivityData, _render_activity),
+    "goal": (ActivityData, _render_activity),
+    "hook-block": (ActivityData, _render_activity),
+    "subagent": (ActivityData, _render_activity),
+    "overflow-notice": (NoticeData, _render_overflow),
 }
 """Node kind -> (the data Struct it must carry, its renderer)."""
 
@@ -483,8 +448,7 @@ def render_section(node: ViewNode, section: int, *, limit: int = SLICE_CHARS) ->
     """The body of a collapsed row (Think, context injection, compaction summary, tool), rendered when opened.
     ``section`` is the row's ``data-block``."""
     if node.kind == "tool" and type(node.data) is ToolData:
-        pretty, is_json, result = tool_texts(node.data)
-        return _tool_body(node.key, pretty, is_json, result, error=_tool_error(node.data), limit=limit)
+        return tool_section_html(node, node.data, limit)
     blocks = node_text_blocks(node)
     offset = 0
     if 0 <= section < len(blocks) and blocks[section][0] == "think":

@@ -26,6 +26,7 @@ from ..logfile import DEFAULT_MAX_LINE_BYTES
 from .confine import open_in_root
 from .csp import CSP, SecurityHeaders, viewer_csp
 from .hosts import HostCheck
+from .listing import session_entry, sort_entries
 from .registry import DEFAULT_CACHE_BYTES, SessionRegistry
 from .responses import EXCEPTION_HANDLERS, json_response
 from .sse import EventStreamResponse
@@ -67,20 +68,31 @@ def _int_param(request: Request, name: str, minimum: int) -> int | None:
     return value
 
 
+def _lineage(source: Any) -> dict[str, Any]:
+    """What links a parent session and its subagents in the list: the header's ``id`` and ``parentSession``, and a
+    child's own label (``subagent/descriptor``), each only when the log records it."""
+    header = source.header if type(source.header) is dict else {}
+    out: dict[str, Any] = {}
+    for key, name in (("id", "sessionId"), ("parentSession", "parentSession")):
+        if type(header.get(key)) is str:
+            out[name] = header[key]
+    if source.subagent_label is not None:
+        out["subagentLabel"] = source.subagent_label
+    return out
+
+
 async def list_sessions(request: Request) -> Response:
+    """Every session under the roots, newest activity first (the entry contract: ``listing.py``)."""
     registry: SessionRegistry = request.app.state.registry
     out = []
     for sid, meta in await registry.listing():  # per-file metadata, refreshed in a thread; no records kept
-        last_time = meta.last_time
-        out.append({
-            "id": sid,
-            "title": meta.title,
-            "eventCount": meta.event_count,
-            "lastActivity": last_time if type(last_time) is int and last_time > 0 else meta.mtime_ns // 1_000_000,
-            "bytes": meta.size,
-            "error": meta.problem,
-        })
-    return json_response({"sessions": out})
+        try:
+            entry = session_entry(sid, meta.path, facts=meta.facts, event_count=meta.event_count,
+                                  problem=meta.problem, size=meta.size)
+        except OSError:
+            continue
+        out.append({**entry, **_lineage(meta)})
+    return json_response({"sessions": sort_entries(out)})
 
 
 async def session_page(request: Request) -> Response:
@@ -96,12 +108,12 @@ async def session_page(request: Request) -> Response:
         through = last if through is None else through
         check_page_request(through, before, max_messages, last)
         value = await run_in_threadpool(source.index.page, through, before, max_messages)
-        problem = source.problem()
+        fault = source.fault()
     registry.trim()
     headers = None
-    if problem is not None:
-        value["error"] = {"error": "malformed-session", "detail": problem}
-        headers = {"X-Session-Error": _header_safe(problem)}
+    if fault is not None:
+        value["error"] = fault
+        headers = {"X-Session-Error": _header_safe(fault["detail"])}
     return json_response(value, headers=headers)
 
 
@@ -123,7 +135,8 @@ async def session_raw(request: Request) -> Response:
     """The file as stored, from a descriptor checked against its root (``confine.open_in_root``)."""
     registry: SessionRegistry = request.app.state.registry
     source = await registry.find(request.path_params["sid"])
-    media = "application/zstd" if source.compressed else "application/x-ndjson"
+    media = ("application/zstd" if source.compressed else "application/vnd.sqlite3" if source.database
+             else "application/x-ndjson")
     stream = await run_in_threadpool(open_in_root, source.path, source.root)
     size = os.fstat(stream.fileno()).st_size
 

@@ -1,10 +1,11 @@
 """Per-file metadata for the session list (issue 9 item 14): what a listing needs, never the records.
 
 Rules: ``FileMeta`` reads a session file once in bounded pieces through the log parser and keeps only counts and a
-few values (header, title, last event time, turn count, model, the first fault); a ``.jsonl`` file that grew is read
-on from where it stopped (the parser carries a partial line), one rewritten in place (``identity``) is read again
-from the start, and a ``.jsonl.zst`` file is read again whole when it changes. Blocking: call ``refresh_sync`` in a
-worker thread. The ``Catalog`` holds one ``FileMeta`` per path and forgets paths no longer scanned.
+few values (header, the list's ``SessionFacts``, the subagent label, the first fault); a ``.jsonl`` file that grew
+is read on from where it stopped (the parser carries a partial line), one rewritten in place (``identity``) is read
+again from the start, and a ``.jsonl.zst`` file is read again whole when it changes (a SQLite session too, whole).
+Blocking: call ``refresh_sync`` in a worker thread. The ``Catalog`` holds one ``FileMeta`` per path and forgets
+paths no longer scanned.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from typing import Any
 from ..errors import AssemblerError, SessionFileError
 from ..logfile import DEFAULT_MAX_LINE_BYTES, Fault, Header, LogParser, Record, Skipped
 from ..store import zstd
+from ..store.sqlite import is_sqlite_path
 from .confine import open_in_root
 from .identity import Identity, compare, identity_of
+from .listing import SessionFacts
 
 __all__ = ["FileMeta", "Catalog", "READ_PIECE"]
 
@@ -34,15 +37,14 @@ class FileMeta:
         self.root = root
         self.max_line_bytes = max_line_bytes
         self.compressed = zstd.is_zstd_path(path)
+        self.database = is_sqlite_path(path)
         self._reset()
 
     def _reset(self) -> None:
         self.header: dict[str, Any] | None = None
-        self.title: str | None = None
-        self.last_time: Any = None
+        self.facts = SessionFacts()
+        self.subagent_label: str | None = None
         self.event_count = 0
-        self.turn_count = 0
-        self.model: str | None = None
         self.error: AssemblerError | None = None
         self.size = 0
         self.mtime_ns = 0
@@ -70,9 +72,13 @@ class FileMeta:
             change = compare(self._identity, fd, st)
             if change == "unchanged":
                 return
-            if change == "rewritten" or self.compressed:
+            if change == "rewritten" or self.compressed or self.database:
                 self._reset()
             self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
+            if self.database:
+                self._read_database()
+                self._identity = identity_of(fd, st.st_size, st)
+                return
             offset = self._identity.offset if self._identity is not None else 0
             decoder = zstd.ZstdDecoder(lines=True) if self.compressed else None
             while True:
@@ -96,18 +102,25 @@ class FileMeta:
                 self._drain()
             self._identity = identity_of(fd, offset, st)
 
+    def _read_database(self) -> None:
+        from ..store.sqlite import StoreError, read_sqlite
+
+        try:
+            result = read_sqlite(self.path)
+        except StoreError as exc:
+            self.error = SessionFileError(str(exc))
+            return
+        self.header, self.error, self.event_count = result.header, result.error, result.event_count
+        for record in result.records:
+            self._note(record)
+
     def _drain(self) -> None:
         parser = self._parser
         while True:
             event = parser.next_event()
             if type(event) is Record:
                 self.event_count += event.members
-                value = event.value
-                if type(value) is dict:
-                    self._note(value)
-                    self.last_time = value.get("time")
-                else:
-                    self.last_time = value.last_time  # type: ignore[union-attr]
+                self._note(event.value)
             elif type(event) is Header:
                 self.header = event.value
             elif type(event) is Fault:
@@ -115,19 +128,12 @@ class FileMeta:
             elif type(event) is not Skipped:  # NEED_DATA or END
                 return
 
-    def _note(self, event: dict[str, Any]) -> None:
-        etype = event.get("type")
-        data = event.get("data")
-        if etype == "turn/start":
-            self.turn_count += 1
-        elif etype == "session/title" and type(data) is dict and type(data.get("title")) is str:
-            self.title = data["title"]
-        elif etype == "request/header" and type(data) is dict:
-            header = data.get("header")
-            config = header.get("config") if type(header) is dict else None
-            model = config.get("model") if type(config) is dict else None
-            if type(model) is str:
-                self.model = model
+    def _note(self, record: Any) -> None:
+        self.facts.absorb((record,))
+        if type(record) is dict and record.get("type") == "subagent/descriptor":
+            data = record.get("data")
+            if type(data) is dict and type(data.get("label")) is str:
+                self.subagent_label = data["label"]
 
 
 class Catalog:

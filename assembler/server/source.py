@@ -3,10 +3,11 @@ the ``Follower`` outboxes its polling watcher feeds while anyone follows it.
 
 Rules: a growing ``.jsonl`` file is polled and only its new bytes are parsed; each appended storage record reaches
 followers as its member events, one ``event`` frame each, never packed. A ``.jsonl.zst`` file is re-read whole when
-it changes and never followed live. A file rewritten in place (``identity``: another inode, shorter than what was
-read, or its first KiB or the KiB before the read offset changed) is read again from the start, and each follower
-gets a fresh snapshot frame marked ``"rewritten": true``; stale records and a stale fault are never kept. Files are
-read in bounded pieces. State changes only under the source's ``lock``.
+it changes and never followed live, and so is a SQLite session (``.sqlite``, ``.sqlite3``, ``.db``, read by
+``store.sqlite.read_sqlite``). A file rewritten in place (``identity``: another inode, shorter than what was read, or
+its first KiB or the KiB before the read offset changed) is read again from the start, and each follower gets a fresh
+snapshot frame marked ``"rewritten": true``; stale records and a stale fault are never kept. Files are read in
+bounded pieces. State changes only under the source's ``lock``.
 """
 
 from __future__ import annotations
@@ -23,13 +24,15 @@ from starlette.concurrency import run_in_threadpool
 from ..chunk_rows import expand_records, is_storage_row
 from ..errors import AssemblerError, SessionFileError
 from ..history import DEFAULT_MAX_MESSAGES, MessageIndex
-from ..logfile import DEFAULT_MAX_LINE_BYTES, LogLoader
+from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult, LogLoader
 from ..records import StorageRecord, encode
 from ..store import zstd
 from ..store.jsonl import read_stream
+from ..store.sqlite import is_sqlite_path
 from .catalog import READ_PIECE
 from .confine import open_in_root
 from .identity import Identity, compare, identity_of
+from .listing import SessionFacts
 
 __all__ = [
     "Follower",
@@ -95,6 +98,7 @@ class SessionSource:
         self.path = path
         self.root = path if root is None else root  # every open is checked against it (``confine``)
         self.compressed = zstd.is_zstd_path(path)
+        self.database = is_sqlite_path(path)  # a SQLite session: re-read whole when it changes, like .jsonl.zst
         self.poll_interval = poll_interval
         self.lock = asyncio.Lock()
         self.subscribers: set[Follower] = set()
@@ -107,7 +111,9 @@ class SessionSource:
         self.error: AssemblerError | None = None
         self.warnings: list[str] = []
         self.title: str | None = None
+        self.subagent_label: str | None = None  # a child session's own label (its subagent/descriptor)
         self.last_time: Any = None
+        self.facts = SessionFacts()  # what the session list says about it (listing.py)
         self._loader = LogLoader(max_line_bytes=self.max_line_bytes)
         self._offset = 0
         self._identity: Identity | None = None
@@ -131,13 +137,16 @@ class SessionSource:
             change = compare(self._identity, fd)
             if change == "unchanged":
                 return [], False
-            reset = change == "rewritten" and self._identity is not None
-            if change == "rewritten" or self.compressed:
-                reset = reset or (self.compressed and self._identity is not None)
+            whole = self.compressed or self.database
+            reset = self._identity is not None and (change == "rewritten" or whole)
+            if change == "rewritten" or whole:
                 self._reset()
-            if self.compressed:
-                result = read_stream(stream, source=str(self.path), compressed=True,
-                                     max_line_bytes=self.max_line_bytes)
+            if whole:
+                if self.database:
+                    result = _read_database(self.path)
+                else:
+                    result = read_stream(stream, source=str(self.path), compressed=True,
+                                         max_line_bytes=self.max_line_bytes)
                 self._absorb(result.records)
                 self.header, self.error, self.warnings = result.header, result.error, result.warnings
                 self._offset = os.fstat(fd).st_size
@@ -170,11 +179,15 @@ class SessionSource:
 
     def _absorb(self, records: list[StorageRecord]) -> None:
         self.index.extend(records)
+        self.facts.absorb(records)
         for record in records:
             if type(record) is dict and record.get("type") == "session/title" and type(record.get("data")) is dict:
                 title = record["data"].get("title")
                 if type(title) is str:
                     self.title = title
+            elif type(record) is dict and record.get("type") == "subagent/descriptor" and \
+                    type(record.get("data")) is dict and type(record["data"].get("label")) is str:
+                self.subagent_label = record["data"]["label"]
         if records:
             last = records[-1]
             self.last_time = last.last_time if is_storage_row(last) else last.get("time")  # type: ignore
@@ -191,15 +204,35 @@ class SessionSource:
             await self._update_locked()
 
     async def _update_locked(self) -> None:
+        had_error = self.error is not None
         new, reset = await run_in_threadpool(self.refresh_sync)
         if reset:
             # Rewritten in place: every follower starts over from a fresh snapshot of what the file holds now.
             for follower in list(self.subscribers):
                 follower.push(await self._snapshot_frame(follower.max_messages, rewritten=True))
-        elif new and self.subscribers:
+            return
+        if new and self.subscribers:
             chunk = await run_in_threadpool(event_frames, expand_records(new))
             for follower in self.subscribers:
                 follower.push(chunk)
+        fault = self.fault() if self.error is not None and not had_error else None
+        if fault is not None and self.subscribers:
+            # A bad line arrived while followed: say so (the stream stays open, nothing more will come).
+            frame = b"event: error\ndata: %s\n\n" % encode(fault)
+            for follower in self.subscribers:
+                follower.push(frame)
+
+    def fault(self) -> dict[str, Any] | None:
+        """The fault as the page gets it (a page's or snapshot's ``error``, the follow stream's ``event: error``):
+        ``{error, detail, line, seq, following}``. ``following`` is false: the parse stops at a fault, so nothing
+        after it reaches followers."""
+        problem = self.problem()
+        if problem is None:
+            return None
+        line = getattr(self.error, "line", None) if self.error is not None else 1
+        seq = getattr(self.error, "seq", None) if self.error is not None else None
+        return {"error": "malformed-session", "detail": problem, "line": line if type(line) is int else None,
+                "seq": seq if type(seq) is int else None, "following": False}
 
     def problem(self) -> str | None:
         """The fault that stopped the parse (with its line), or a missing header, as text."""
@@ -215,7 +248,7 @@ class SessionSource:
             await self._update_locked()
             frame = await self._snapshot_frame(max_messages)
             follower.max_messages = max_messages
-            if not self.compressed:
+            if not (self.compressed or self.database):
                 self.subscribers.add(follower)
                 if self.watcher is None or self.watcher.done():
                     self.watcher = asyncio.get_running_loop().create_task(self._watch(), name=f"watch {self.path}")
@@ -224,9 +257,9 @@ class SessionSource:
     async def _snapshot_frame(self, max_messages: int, *, rewritten: bool = False) -> bytes:
         """The SSE snapshot frame of the file as parsed now (under ``lock``)."""
         value = await run_in_threadpool(self.index.snapshot, self.header or {}, max_messages)
-        problem = self.problem()
-        if problem is not None:
-            value["error"] = {"error": "malformed-session", "detail": problem}
+        fault = self.fault()
+        if fault is not None:
+            value["error"] = fault
         if rewritten:
             value["rewritten"] = True
         data = encode(value)
@@ -250,3 +283,15 @@ class SessionSource:
             for follower in list(self.subscribers):
                 follower.close()
             self.subscribers.clear()
+
+
+def _read_database(path: Path) -> LoadResult:
+    """A SQLite session read whole (``store.sqlite.read_sqlite``); a file that is not one is the source's error."""
+    from ..store.sqlite import StoreError, read_sqlite
+
+    try:
+        return read_sqlite(path)
+    except StoreError as exc:
+        result = LoadResult()
+        result.error = SessionFileError(str(exc))
+        return result

@@ -217,7 +217,11 @@ def test_golden_transcript_content_appears_in_the_chat_view(scenario: Path | Non
     assert golden.think_titles, "the extractor found no Think row"
     for title in golden.think_titles:
         assert contains(shown, "Think" + title[:100]), f"Think row missing: {title[:100]!r}"
-    tails = viewer.page.locator("#transcript .turn-tail").count()
-    assert tails == golden.tails
-    durations = viewer.page.locator("#transcript .turn-tail :is(.tail-ran, .tail-ttft, .tail-tps)").count()
-    assert durations == 0, "a projected log's rebuilt times gave a duration"
+    viewer.attach_all()  # count in every row
+    try:
+        tails = viewer.page.locator("#transcript .turn-tail").count()
+        assert tails == golden.tails
+        durations = viewer.page.locator("#transcript .turn-tail :is(.tail-ran, .tail-ttft, .tail-tps)").count()
+        assert durations == 0, "a projected log's rebuilt times gave a duration"
+    finally:
+        viewer.attach_all(False)

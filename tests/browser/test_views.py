@@ -96,7 +96,7 @@ def test_trajectory_rows_show_status_model_times_bars_and_tools(demo: tuple[View
     page.evaluate("() => window.transcriptViewer.showView('trajectory')")
     wait_rows(viewer, "trajectory")
     expected = [r for r in json.loads(cpython_viewer(data).trajectory_view())["rows"] if r["kind"] == "step"]
-    rows = page.locator("#trajectory .traj-row")
+    rows = page.locator("#trajectory .traj-row.traj-step")
     assert rows.count() == len(expected)
     texts = [rows.nth(i).inner_text() for i in range(rows.count())]
     for row, text in zip(expected, texts, strict=True):
@@ -137,7 +137,9 @@ def test_context_view_is_the_surface_with_shadowed_messages_and_links(viewer: Vi
     details = summary.locator("details.ctx-shadowed")
     assert details.locator(".ctx-msg").count() == 0  # built only when opened
     details.locator("summary").click()
-    assert details.locator(".ctx-msg").count() > 0
+    details.locator(".ctx-msg").first.wait_for()
+    first = next(m for m in json.loads(cpython_viewer(data).context_view())["messages"] if m["shadowed"])
+    assert details.locator(":scope > .ctx-msg").count() == len(first["shadowed"])
     link = page.locator("#context .ctx-link").first
     link.click()
     page.wait_for_function("() => document.getElementById('view-root').dataset.view === 'chat'")
