@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from perf.synthetic import history_transport_events
+from perf.synthetic import DELTA_EVENTS, history_transport_events
 
 __all__ = ["main", "run", "write_log", "peak_rss"]
 
@@ -51,11 +51,11 @@ def _copies(events: list[dict[str, Any]], scale: int) -> Iterator[dict[str, Any]
             yield {**e, "seq": e["seq"] + k * count, "time": e["time"] + k * span}
 
 
-def write_log(path: str | Path, scale: int = 1) -> int:
+def write_log(path: str | Path, scale: int = 1, deltas: int = DELTA_EVENTS) -> int:
     """Write the unpacked synthetic log ``scale`` times over (continuous seqs); returns its size in bytes."""
     from assembler.records import encode
 
-    events = history_transport_events()
+    events = history_transport_events(total_deltas=deltas)
     with open(path, "wb") as out:
         out.write(encode(HEADER) + b"\n")
         batch: list[bytes] = []
@@ -69,9 +69,9 @@ def write_log(path: str | Path, scale: int = 1) -> int:
     return Path(path).stat().st_size
 
 
-def _write_in_child(path: Path, scale: int = 1) -> None:
+def _write_in_child(path: Path, scale: int = 1, deltas: int = DELTA_EVENTS) -> None:
     """``write_log`` in a child process: this process stays small, so a forked child's peak RSS is its own."""
-    code = f"from perf.bench_memory import write_log; write_log({str(path)!r}, {scale})"
+    code = f"from perf.bench_memory import write_log; write_log({str(path)!r}, {scale}, {deltas})"
     subprocess.run([sys.executable, "-c", code], check=True, env=_env())
 
 
@@ -157,17 +157,17 @@ def _measure(log: Path, out: Path, repeat: int) -> dict[str, Any]:
     return result
 
 
-def run(scale: int = 10, skip_big: bool = False, repeat: int = 1) -> dict[str, Any]:
+def run(scale: int = 10, skip_big: bool = False, repeat: int = 1, deltas: int = DELTA_EVENTS) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
         folder = Path(tmp) / "served"
         folder.mkdir()
         small = folder / "small.jsonl"
-        _write_in_child(small)
+        _write_in_child(small, 1, deltas)
         logs: dict[str, Any] = {"small": _measure(small, Path(tmp) / "out.jsonl", repeat)}
         server = server_rss(folder, "small")
         if not skip_big:
             big = Path(tmp) / "big.jsonl"
-            _write_in_child(big, scale)
+            _write_in_child(big, scale, deltas)
             logs["big"] = _measure(big, Path(tmp) / "out.jsonl", repeat)
             big.unlink()
     small_peak = max(logs["small"][c]["peak_rss_mb"] for c in COMMANDS)
@@ -182,6 +182,7 @@ def run(scale: int = 10, skip_big: bool = False, repeat: int = 1) -> dict[str, A
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "repeat": repeat,
         "scale": scale,
+        "deltas": deltas,
         "logs": logs,
         "server": server,
         "goals": goals,
@@ -195,8 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", type=int, default=10, help="copies of the 61 MB log in the big one (default 10)")
     parser.add_argument("--skip-big", action="store_true", help="measure the 61 MB log only")
     parser.add_argument("--repeat", type=int, default=1, help="runs per command (median)")
+    parser.add_argument("--deltas", type=int, default=DELTA_EVENTS, help="deltas in the small log (quick runs)")
     args = parser.parse_args(argv)
-    result = run(args.scale, args.skip_big, args.repeat)
+    result = run(args.scale, args.skip_big, args.repeat, args.deltas)
     text = json.dumps(result, indent=2)
     if args.json:
         Path(args.json).write_text(text + "\n")
