@@ -86,12 +86,17 @@ class FileMeta:
                 if not piece:
                     break
                 offset += len(piece)
+                if decoder is None:
+                    self._parser.feed(piece)
+                    self._drain()
+                    continue
                 try:
-                    self._parser.feed(piece if decoder is None else decoder.feed(piece))
+                    for part in decoder.pieces(piece):  # bounded pieces, each parsed before the next
+                        self._parser.feed(part)
+                        self._drain()
                 except zstd.ZstdStreamError as exc:
                     self.error = SessionFileError(exc.message)
                     break
-                self._drain()
             if decoder is not None and self.error is None:
                 try:
                     decoder.finish()
