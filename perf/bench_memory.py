@@ -1,9 +1,10 @@
 """Peak memory of the commands on big logs (issue 9 item 18), and of the server after listing and a page (item 14).
 
 The logs are our own deterministic synthetic session (``perf.synthetic``), written unpacked (one event per line):
-the 416,756-event page (about 61 MB), and ``--scale`` copies of it one after the other (about 612 MB for 10; seq
-and time renumbered, so the log is continuous), generated in a stream. Every command runs as its own process; its
-peak RSS is the child's ``ru_maxrss`` (``os.wait4``). The server (``serve --no-static``) is sampled from
+the 416,756-event page (about 61 MB), and ``--scale`` copies of it one after the other (about 612 MB for 10; seq,
+time and turn renumbered, so the log is continuous and folds), generated in a stream. Every command runs as its
+own process; its peak RSS is the child's ``ru_maxrss`` (``os.wait4``). The server (``serve --no-static``) is
+sampled from
 ``/proc/PID/status`` (``VmRSS``, ``VmHWM``) after ``GET /api/sessions`` and after one page.
 
 Run ``python -m perf.bench_memory [--json OUT] [--scale 10] [--skip-big] [--repeat N]``. Medians of ``--repeat``
@@ -48,7 +49,10 @@ def _copies(events: list[dict[str, Any]], scale: int) -> Iterator[dict[str, Any]
     span = events[-1]["time"] - events[0]["time"] + 1
     for k in range(scale):
         for e in events:
-            yield {**e, "seq": e["seq"] + k * count, "time": e["time"] + k * span}
+            data = e["data"]
+            if k and type(data) is dict and "turn" in data:
+                data = {**data, "turn": data["turn"] + k}  # copy k is turn k + 1: a continuous, foldable log
+            yield {**e, "seq": e["seq"] + k * count, "time": e["time"] + k * span, "data": data}
 
 
 def write_log(path: str | Path, scale: int = 1, deltas: int = DELTA_EVENTS) -> int:
