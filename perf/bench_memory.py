@@ -4,8 +4,7 @@ The logs are our own deterministic synthetic session (``perf.synthetic``), writt
 the 416,756-event page (about 61 MB), and ``--scale`` copies of it one after the other (about 612 MB for 10; seq,
 time and turn renumbered, so the log is continuous and folds), generated in a stream. Every command runs as its
 own process; its peak RSS is the child's ``ru_maxrss`` (``os.wait4``). The server (``serve --no-static``) is
-sampled from
-``/proc/PID/status`` (``VmRSS``, ``VmHWM``) after ``GET /api/sessions`` and after one page.
+sampled from ``/proc/PID/status`` (``VmRSS``, ``VmHWM``) after ``GET /api/sessions`` and after one page.
 
 Run ``python -m perf.bench_memory [--json OUT] [--scale 10] [--skip-big] [--repeat N]``. Medians of ``--repeat``
 runs. Goals (reported, never asserted): stats/pack/assemble <= 150 MB on the 61 MB log and within 1.5x of that on
