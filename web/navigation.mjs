@@ -16,6 +16,8 @@ export function hashFor(seq) {
   const params = new URLSearchParams();
   if (state.mode === "live" && state.sessionId) params.set("session", state.sessionId);
   if (seq !== null) params.set("seq", String(seq));
+  const shown = hashParams().get("view"); // the view tab (views.mjs) stays in the URL
+  if (shown) params.set("view", shown);
   return `#${params.toString()}`;
 }
 
@@ -77,6 +79,7 @@ let pending = null;
 function followScroll() {
   pending = null;
   if (state.mode !== "live" && state.mode !== "file") return;
+  if (els.transcript.hidden) return; // another view is shown: the chat's place is not the reader's
   const el = view.firstInView();
   const seq = el ? Number(el.dataset.seq) : NaN;
   if (!Number.isFinite(seq)) return;
@@ -92,7 +95,7 @@ function onScroll() {
   const doc = document.scrollingElement || document.documentElement;
   const up = doc.scrollTop < lastTop; // only the reader scrolling up loads more (never a short first screen)
   lastTop = doc.scrollTop;
-  if (up && doc.scrollTop <= LOAD_OLDER_NEAR_TOP_PX && state.canLoadOlder && view.order.length && !els.older.hidden) {
+  if (up && !els.transcript.hidden && doc.scrollTop <= LOAD_OLDER_NEAR_TOP_PX && state.canLoadOlder && view.order.length && !els.older.hidden) {
     void loadOlder();
   }
 }
