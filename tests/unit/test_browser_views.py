@@ -264,3 +264,21 @@ def test_trajectory_statuses_running_retried_and_error() -> None:
     assert steps[(2, 1)]["status"] == "running" and steps[(2, 1)]["summary"] == "still going"
     ends = [r for r in rows if r["kind"] == "turn-end"]
     assert [e["status"] for e in ends] == ["error"] and ends[0]["error"] == "it broke"
+
+
+def test_export_of_the_trajectory_and_context_views() -> None:
+    viewer = opened(demo_bytes())
+    rows = [r for r in J(viewer.trajectory_view())["rows"] if r["kind"] == "step"]
+    md = J(viewer.export("md", "trajectory", "Demo"))
+    assert md["name"] == "Demo-trajectory.md" and md["text"].startswith("# Demo: trajectory")
+    for row in rows:
+        assert f"**Turn {row['turn']} · step {row['step']}** · {row['status']}" in md["text"]
+        assert "TTFT" in md["text"] and row["model"] in md["text"]
+    html = J(viewer.export("html", "trajectory", "Demo"))["text"]
+    assert html.startswith("<!doctype html>") and "<script" not in html and "Turn 1 · step 1" in html
+    messages = J(viewer.context_view())["messages"]
+    ctx = J(viewer.export("md", "context", "<b>Demo</b>"))["text"]
+    assert ctx.startswith("# &lt;b>Demo&lt;/b>: model context")
+    assert ctx.count("\n## ") == len(messages)
+    for m in messages:
+        assert m["text"][:40] in ctx
