@@ -3,6 +3,7 @@ and on the synthetic 416,756-event session; deep links and search still land on 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
@@ -17,16 +18,20 @@ if TYPE_CHECKING:
     from conftest import Viewer
 
 TURNS = 5000
+DEFAULT_TIMEOUT_MS = 30_000  # Playwright's default, which the other tests on the shared page expect
 STRIDE = 4.0  # viewports per scroll step: a few hundred sampled positions across the whole list
 
 
 @pytest.fixture(scope="module")
-def turns(viewer: Viewer) -> Viewer:
-    viewer.page.set_default_timeout(600_000)
-    viewer.page.evaluate("() => window.transcriptViewer.showView('chat')")
-    result = viewer.open_file(viewer.add_file("turns-5000.jsonl", many_turns_bytes(TURNS)), all=True)
-    assert result["error"] is None and result["chatNodes"] == 4 * TURNS
-    return viewer
+def turns(viewer: Viewer) -> Iterator[Viewer]:
+    viewer.page.set_default_timeout(600_000)  # a 21 MB session folds in Pyodide; scrolling it takes minutes
+    try:
+        viewer.page.evaluate("() => window.transcriptViewer.showView('chat')")
+        result = viewer.open_file(viewer.add_file("turns-5000.jsonl", many_turns_bytes(TURNS)), all=True)
+        assert result["error"] is None and result["chatNodes"] == 4 * TURNS
+        yield viewer
+    finally:
+        viewer.page.set_default_timeout(DEFAULT_TIMEOUT_MS)
 
 
 @pytest.mark.parametrize("view", ["chat", "trajectory", "context"])
@@ -84,3 +89,4 @@ def test_dom_bounded_on_the_416756_event_session(viewer: Viewer) -> None:
     finally:
         page.evaluate("() => { document.getElementById('show-events').click(); }")
         page.evaluate("() => window.transcriptViewer.showView('chat')")
+        page.set_default_timeout(DEFAULT_TIMEOUT_MS)
