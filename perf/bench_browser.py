@@ -148,6 +148,9 @@ def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 
                 log(f"{mode:>6}: {result['records']:,} records, ms {result['ms']}, wall {result['msWall']:.0f} ms, "
                     f"wasm heap {result['wasmHeapBytes'] / 1e6:.0f} MB")
                 context.close()
+            from perf.bench_boot import measure as measure_boot
+
+            report["boot"] = measure_boot(browser, repeat, log)  # list visible, worker stages, cold #session=ID
         finally:
             browser.close()
     packed, scalar = report["modes"]["packed"], report["modes"]["scalar"]

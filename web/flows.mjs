@@ -200,10 +200,11 @@ export async function openFile(blob, { all = false, maxMessages = PAGE_SIZE, nam
  * @param {() => void} change
  */
 export function keepPlace(change) {
-  const anchor = view.firstInView();
+  const anchor = view.anchorRow();
   const top = anchor ? anchor.getBoundingClientRect().top : 0;
   change();
   if (anchor?.isConnected) window.scrollBy(0, anchor.getBoundingClientRect().top - top);
+  view.pinned = anchor; // and there it stays while the new rows render
 }
 
 let loadingOlder = false;

@@ -33,6 +33,13 @@ export class TranscriptView {
     this.container = container;
     this.bridge = bridge;
     this.onError = onError;
+    /** The row the reader was at when rows were added above it ("Load older"): it stays put while the rows
+     * around it render, until the reader scrolls by hand (wheel, touch, keys).
+     * @type {HTMLElement | null} */
+    this.pinned = null;
+    for (const type of ["wheel", "touchmove", "keydown", "mousedown"]) {
+      window.addEventListener(type, () => { this.pinned = null; }, { passive: true, capture: true });
+    }
     /** Called with each row after its HTML is filled in (the page appends its copy buttons).
      * @type {(meta: NodeMeta) => HTMLElement | null} */
     this.decorate = () => null;
@@ -63,6 +70,7 @@ export class TranscriptView {
 
   clear() {
     this.epoch += 1;
+    this.pinned = null;
     for (const el of this.els.values()) this.observer.unobserve(el);
     this.container.replaceChildren();
     this.metas.clear();
@@ -242,10 +250,32 @@ export class TranscriptView {
     return out;
   }
 
-  /** The first shown row whose bottom is below the top of the viewport (under the sticky header), or null. */
-  firstInView() {
+  /** The top of the reading area: the bottom of the sticky header. */
+  readingTop() {
     const header = document.querySelector(".app-header");
-    const top = header ? header.getBoundingClientRect().bottom : 0;
+    return header ? header.getBoundingClientRect().bottom : 0;
+  }
+
+  /**
+   * The row that keeps its place when rows above it change: the first shown row that starts inside the reading
+   * area (rows above it move it) and is not in `skip`, else the row covering the top.
+   * @param {Set<string>} [skip]
+   * @returns {HTMLElement | null}
+   */
+  anchorRow(skip) {
+    const top = this.readingTop() - 0.5;
+    for (const key of this.order) {
+      const el = this.el(key);
+      if (el.hidden || skip?.has(key)) continue;
+      const r = el.getBoundingClientRect();
+      if (r.top >= top) return r.top < window.innerHeight ? el : this.firstInView();
+    }
+    return this.firstInView();
+  }
+
+  /** The first shown row whose bottom is below the top of the reading area (the row the URL names), or null. */
+  firstInView() {
+    const top = this.readingTop();
     for (const key of this.order) {
       const el = this.el(key);
       if (el.hidden) continue;
@@ -275,8 +305,28 @@ export class TranscriptView {
     return this.inflight;
   }
 
-  /** @param {{html: Record<string, string>, revs: Record<string, number>}} result */
+  /**
+   * Fills rendered rows in. The first row in view stays where it is on screen (rows rendered above it change
+   * height; the browser's own scroll anchoring gives up when the anchor's size changes).
+   * @param {{html: Record<string, string>, revs: Record<string, number>}} result
+   */
   _fill({ html, revs }) {
+    const filling = new Set(Object.keys(html)); // a row being filled keeps its top, not its height
+    const pinned = this.pinned?.isConnected && !this.pinned.hidden ? this.pinned : null;
+    const anchor = pinned || this.anchorRow(filling);
+    const top = anchor ? anchor.getBoundingClientRect().top : 0;
+    this._fillRows(html, revs);
+    if (anchor?.isConnected) {
+      const moved = anchor.getBoundingClientRect().top - top;
+      if (Math.abs(moved) > 0.5) window.scrollBy(0, moved);
+    }
+  }
+
+  /**
+   * @param {Record<string, string>} html
+   * @param {Record<string, number>} revs
+   */
+  _fillRows(html, revs) {
     for (const [key, markup] of Object.entries(html)) {
       const el = this.els.get(key);
       if (!el) continue;
@@ -385,6 +435,7 @@ export class TranscriptView {
    * @param {{block?: ScrollLogicalPosition}} [options]
    */
   focusKey(key, { block = "nearest" } = {}) {
+    this.pinned = null; // going somewhere on purpose
     const el = this.els.get(key);
     if (!el) return;
     el.scrollIntoView({ block });
@@ -392,6 +443,7 @@ export class TranscriptView {
   }
 
   scrollToEnd() {
+    this.pinned = null;
     const keys = this.shownKeys();
     if (keys.length) this.el(keys[keys.length - 1]).scrollIntoView({ block: "end" });
   }
