@@ -50,7 +50,21 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         modules = list(dict.fromkeys(COMMANDS.values()))
     for name in modules:
         import_module(f"{__package__}.commands.{name}").register(sub)
+    for command_parser in sub.choices.values():
+        command_parser.add_argument(
+            "--max-line-bytes", type=_byte_count, default=None, metavar="N",
+            help="a longer log line is an error naming it (default 256 MiB; K, M, G suffixes)")
     return parser
+
+
+def _byte_count(text: str) -> int:
+    """``N``, ``NK``, ``NM`` or ``NG`` (binary units) as bytes, at least 1."""
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    scale = units.get(text[-1:].lower(), 1)
+    digits = text[:-1] if scale > 1 else text
+    if not digits.isascii() or not digits.isdigit() or int(digits) < 1:
+        raise argparse.ArgumentTypeError(f"expected a byte count such as 1048576 or 64M, got {text!r}")
+    return int(digits) * scale
 
 
 def _command(argv: Sequence[str]) -> str | None:
@@ -70,8 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_command(args_list))
     args = parser.parse_args(args_list)
+    from .commands._common import configure
     from .commands._output import run
 
+    configure(max_line_bytes=args.max_line_bytes)
     return run(args.func, args)  # output errors and signals end a command there (one line, exit status)
 
 

@@ -21,11 +21,13 @@ import msgspec
 
 from .chunk_rows import storage_row
 from .errors import ChunkRowError, RecordDecodeError, SessionFileError
+from .jsontext import NestingError, check_depth, decode_json
 from .records import ROW_TYPES, StorageRecord, decode_storage_row, is_safe_integer
 
 __all__ = [
     "NEED_DATA",
     "END",
+    "DEFAULT_MAX_LINE_BYTES",
     "Header",
     "Record",
     "Skipped",
@@ -98,6 +100,9 @@ class Fault:
 
 LogEvent = Header | Record | Skipped | Fault | _Sentinel
 
+DEFAULT_MAX_LINE_BYTES: Final = 256 << 20
+"""The line cap the file readers and the commands use unless told otherwise (``--max-line-bytes``)."""
+
 _decode = msgspec.json.Decoder().decode
 _WHITESPACE = frozenset(b" \t\r\n\f\v")
 _ROW_MARK = b'-chunks"'  # every row tag ends so; a line without it cannot be a row unless its tag is escaped
@@ -106,6 +111,16 @@ _ROW_MARK = b'-chunks"'  # every row tag ends so; a line without it cannot be a 
 def _invalid_json(exc: msgspec.DecodeError) -> str:
     text = str(exc)
     return "invalid UTF-8" if "UTF-8" in text else f"invalid JSON ({text})"
+
+
+def _envelope_problem(value: dict[str, Any]) -> str | None:
+    """What is wrong with an event's optional envelope fields (PROTOCOL 1.1), or None."""
+    if "ignorable" in value and value["ignorable"] is not True:
+        return f"field 'ignorable' must be true when present, got {value['ignorable']!r}"
+    seqs = value.get("sourceEventSeqs", [])
+    if type(seqs) is not list or not all(is_safe_integer(s) and s >= 0 for s in seqs):
+        return f"field 'sourceEventSeqs' must be a list of safe integers >= 0, got {seqs!r}"[:300]
+    return None
 
 
 class LogParser:
@@ -122,6 +137,7 @@ class LogParser:
         self.next_seq = 0
         self._buf: bytes | bytearray = b""
         self._pos = 0
+        self._scan = 0  # no newline in ``_buf`` before this offset
         self._eof = False
         self._done = False
         self._header = False
@@ -137,10 +153,17 @@ class LogParser:
             raise RuntimeError("feed after feed_eof")
         if not data or self._done:
             return
-        if self._pos >= len(self._buf):
+        buf, pos = self._buf, self._pos
+        if pos >= len(buf):
             self._buf = data if type(data) is bytes else bytes(data)  # nothing carried: no copy of a bytes slice
+            self._scan = 0
+        elif pos == 0 and type(buf) is bytearray:
+            buf += data  # a long line growing: appended in place (amortized), never copied whole per feed
         else:
-            self._buf = self._buf[self._pos:] + data
+            carry = bytearray(memoryview(buf)[pos:])
+            carry += data
+            self._buf = carry
+            self._scan = max(0, self._scan - pos)
         self._pos = 0
 
     def feed_eof(self) -> None:
@@ -151,8 +174,9 @@ class LogParser:
         """The next item: ``Header``, ``Record``, ``Skipped``, ``Fault`` (then ``END``), ``NEED_DATA`` or ``END``."""
         while not self._done:
             buf, pos = self._buf, self._pos
-            end = buf.find(b"\n", pos)
+            end = buf.find(b"\n", max(pos, self._scan))  # the carried part of a long line is searched once
             if end == -1:
+                self._scan = len(buf)
                 if pos < len(buf) and self.max_line_bytes is not None and len(buf) - pos > self.max_line_bytes:
                     return self._fault(SessionFileError(
                         f"line is longer than {self.max_line_bytes} bytes", line=self.lines + 1))
@@ -172,10 +196,10 @@ class LogParser:
                     f"line is longer than {self.max_line_bytes} bytes", line=self.lines + 1))
             self._pos = next_pos
             self.lines += 1
-            raw = memoryview(buf)[pos:stop]
-            if stop == pos or (raw[0] in _WHITESPACE and not bytes(raw).strip()):
+            if stop == pos or (buf[pos] in _WHITESPACE and not bytes(buf[pos:stop]).strip()):
                 continue
-            event = self._line(raw, terminated, self._header and buf.find(_ROW_MARK, pos, stop) != -1)
+            with memoryview(buf)[pos:stop] as raw:  # released at once: a bytearray buffer may grow in ``feed``
+                event = self._line(raw, terminated, self._header and buf.find(_ROW_MARK, pos, stop) != -1)
             if event is not None:
                 return event
         return END
@@ -187,6 +211,10 @@ class LogParser:
 
     def _line(self, raw: memoryview, terminated: bool, maybe_row: bool) -> LogEvent | None:
         lineno = self.lines
+        try:
+            check_depth(raw)
+        except NestingError as exc:
+            return self._fault(SessionFileError(str(exc), line=lineno))
         row: Any = None
         if maybe_row:
             try:
@@ -196,7 +224,7 @@ class LogParser:
         if row is not None:
             return self._record(row, lineno, row.seq, row.members, "seq0")
         try:
-            value = _decode(raw)
+            value = decode_json(raw, _decode)
         except msgspec.DecodeError as exc:
             reason = _invalid_json(exc)
             if not terminated and not self.strict:
@@ -234,6 +262,10 @@ class LogParser:
         if not is_safe_integer(time):
             return self._fault(SessionFileError(f"time must be a safe integer, got {time!r}", line=lineno,
                                                 seq=int(seq)))
+        if "ignorable" in value or "sourceEventSeqs" in value:
+            problem = _envelope_problem(value)
+            if problem is not None:
+                return self._fault(SessionFileError(problem, line=lineno, seq=int(seq)))
         return self._record(value, lineno, seq, 1, "seq")
 
     def _row_value(self, value: dict[str, Any], lineno: int) -> LogEvent:

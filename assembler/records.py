@@ -17,6 +17,7 @@ import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from .errors import RecordDecodeError
+from .jsontext import MAX_DEPTH, NestingError, decode_json, encode_with
 
 __all__ = [
     "MAX_SAFE_INTEGER",
@@ -135,6 +136,8 @@ def _check_row(seq: int, time: int, dt: list[Any], members: int) -> None:
     """The cross-field rules of PROTOCOL 2.3 that a field type cannot state. Linear only in C (``min``/``max``):
     every running time lies between ``time + k*min(dt)`` and ``time + k*max(dt)``, so the exact running sums are
     computed only when that bound leaves the safe range."""
+    if type(dt) is not list:
+        return  # a lazy run (``lazy_rows``): its builder made these checks on the raw JSON
     if len(dt) != members - 1:
         raise ValueError(f"dt has {len(dt)} gaps for {members} members (expected {members - 1})")
     if seq + members - 1 > MAX_SAFE_INTEGER:
@@ -318,7 +321,18 @@ _page_decoder = msgspec.json.Decoder(SessionPage)
 _frame_decoder = msgspec.json.Decoder(FollowFrame)
 _records_decoder = msgspec.json.Decoder(list[HistoryRecord])
 _storage_row_decoder = msgspec.json.Decoder(StorageRow)
-_encoder = msgspec.json.Encoder()
+
+
+def _enc_hook(value: Any) -> Any:
+    items = getattr(value, "items", None)  # a lazy row payload (``lazy_rows``) encodes as the list it stands for
+    if items is not None and not isinstance(value, dict):
+        return items()
+    raise NotImplementedError(f"cannot encode {type(value).__name__}")
+
+
+_encoder = msgspec.json.Encoder(enc_hook=_enc_hook)
+_WIRE_DEPTH = MAX_DEPTH + 8
+"""A page or frame wraps events a few levels deep; the events themselves passed ``MAX_DEPTH`` when read."""
 
 
 def _wrap(exc: Exception, what: str) -> RecordDecodeError:
@@ -332,24 +346,27 @@ def decode_page(buf: bytes | bytearray | memoryview) -> SessionPage:
         RecordDecodeError: the bytes are not a valid page; the message keeps msgspec's ``$.path``.
     """
     try:
-        return _page_decoder.decode(buf)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        value: SessionPage = decode_json(buf, _page_decoder.decode, SessionPage, limit=_WIRE_DEPTH)
+        return value
+    except (msgspec.ValidationError, msgspec.DecodeError, NestingError) as exc:
         raise _wrap(exc, "session page") from None
 
 
 def decode_follow_frame(buf: bytes | bytearray | memoryview) -> SnapshotFrame | EventFrame:
     """Decode one follow frame (snapshot or live event). Raises ``RecordDecodeError``."""
     try:
-        return _frame_decoder.decode(buf)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        value: SnapshotFrame | EventFrame = decode_json(buf, _frame_decoder.decode, FollowFrame, limit=_WIRE_DEPTH)
+        return value
+    except (msgspec.ValidationError, msgspec.DecodeError, NestingError) as exc:
         raise _wrap(exc, "follow frame") from None
 
 
 def decode_records(buf: bytes | bytearray | memoryview) -> list[HistoryRecord]:
     """Decode a JSON array of history records. Raises ``RecordDecodeError``."""
     try:
-        return _records_decoder.decode(buf)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        value: list[HistoryRecord] = decode_json(buf, _records_decoder.decode, list[HistoryRecord], limit=_WIRE_DEPTH)
+        return value
+    except (msgspec.ValidationError, msgspec.DecodeError, NestingError) as exc:
         raise _wrap(exc, "history records") from None
 
 
@@ -375,7 +392,7 @@ def convert_storage_row(value: dict[str, Any]) -> StorageRow:
 
 def encode(value: Any) -> bytes:
     """Compact JSON, dict key order kept, non-ASCII as UTF-8 (the reference's ``JSON.stringify`` form)."""
-    return _encoder.encode(value)
+    return encode_with(_encoder.encode, value)
 
 
 def is_chunk_row(event: SessionEvent | ChunkRowEvent) -> bool:

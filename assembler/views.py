@@ -16,6 +16,9 @@ from msgspec import UNSET, Struct, UnsetType
 
 __all__ = [
     "Status",
+    "RECORDED_TIME_MIN",
+    "is_recorded_time",
+    "RecordedUsage",
     "HIDDEN_KINDS",
     "hidden_by_default",
     "NodeLocation",
@@ -44,15 +47,29 @@ __all__ = [
     "TrajectoryTurnEndData",
     "InputMessageData",
     "ToolResultView",
+    "ToolSubcall",
     "ToolData",
     "NoticeData",
     "CompactionData",
     "CommandOutcome",
     "CommandData",
     "EventData",
+    "ActivityData",
 ]
 
 Status = Literal["open", "closed", "unknown"]
+
+RECORDED_TIME_MIN = 946_684_800_000
+"""2000-01-01T00:00:00Z in epoch milliseconds. A log written by an agent records wall-clock times (epoch ms); a
+projected fixture has no ``time`` and the reader rebuilds it from 0 (rows add their ``dt`` counters: PROTOCOL 2.3).
+Anything below this is such a counter, never a clock."""
+
+
+def is_recorded_time(ms: Any) -> bool:
+    """True when ``ms`` is a wall-clock time the log recorded (epoch ms), false for a time rebuilt from a counter
+    (or no number at all). The one rule for whether a duration, TTFT or throughput may be computed from a time:
+    every time it uses must pass."""
+    return type(ms) in (int, float) and ms >= RECORDED_TIME_MIN
 
 HIDDEN_KINDS = frozenset({"event"})
 """Chat node kinds shown only on request ("show all events"): the fallback's one row per unclaimed event."""
@@ -227,8 +244,24 @@ class TokenUsage(Struct, frozen=True, omit_defaults=True):
     routes: list[Provenance] | UnsetType = UNSET
 
 
+class RecordedUsage(Struct, frozen=True, omit_defaults=True):
+    """Token usage as the log records it, any subset: each field is the sum over the ``messages`` settled messages
+    that carried usage, present only when every one of them recorded it (an addition to ASSEMBLY 5.4, whose strict
+    ``TokenUsage`` needs input, output, cache read and cache write or a total)."""
+
+    messages: int
+    inputTokens: int | UnsetType = UNSET
+    outputTokens: int | UnsetType = UNSET
+    cacheReadTokens: int | UnsetType = UNSET
+    cacheWriteTokens: int | UnsetType = UNSET
+    reasoningTokens: int | UnsetType = UNSET
+
+
 class TurnTailData(Struct, frozen=True, omit_defaults=True):
-    """``turn-tail`` turn data (ASSEMBLY 5.4); ``closing`` is a reference rather than a copy of the step data."""
+    """``turn-tail`` turn data (ASSEMBLY 5.4); ``closing`` is a reference rather than a copy of the step data.
+    Additions: ``steps``/``toolCalls`` (counts, shown where times are not recorded), ``usage`` (``RecordedUsage``)
+    and ``models`` (the models of the turn's settled messages, in order of first use). ``ttftMs`` and
+    ``tokensPerSecond`` are left out unless every time they use ``is_recorded_time``."""
 
     turn: Any
     seq: int
@@ -238,6 +271,10 @@ class TurnTailData(Struct, frozen=True, omit_defaults=True):
     ttftMs: int | float | UnsetType = UNSET
     tokensPerSecond: int | float | UnsetType = UNSET
     tokenUsage: TokenUsage | UnsetType = UNSET
+    steps: int | UnsetType = UNSET
+    toolCalls: int | UnsetType = UNSET
+    usage: RecordedUsage | UnsetType = UNSET
+    models: list[str] | UnsetType = UNSET
 
 
 class TrajectoryPartial(Struct, frozen=True):
@@ -296,7 +333,20 @@ class ToolResultView(Struct, frozen=True, omit_defaults=True):
     error: Any = UNSET
 
 
+class ToolSubcall(Struct, frozen=True, omit_defaults=True):
+    """A call a code-mode program (``run_code``) made, from ``tool/code-dispatch-start``/``tool/code-dispatch``:
+    status ``running`` until its dispatch result, then ``done`` or ``error``."""
+
+    id: str
+    name: Any
+    arguments: Any
+    status: str
+    blocks: list[BlockView] | UnsetType = UNSET
+
+
 class ToolData(Struct, frozen=True, omit_defaults=True):
+    """``tool`` node data; ``subcalls`` (an addition) are the nested calls of a code-mode program, in order."""
+
     kind: str
     callId: Any
     name: Any
@@ -306,6 +356,7 @@ class ToolData(Struct, frozen=True, omit_defaults=True):
     status: str
     callSeq: int | None
     result: ToolResultView | UnsetType = UNSET
+    subcalls: list[ToolSubcall] | UnsetType = UNSET
 
 
 class NoticeData(Struct, frozen=True, omit_defaults=True):
@@ -321,6 +372,7 @@ class NoticeData(Struct, frozen=True, omit_defaults=True):
     maxRetries: Any = UNSET
     delayMs: Any = UNSET
     resumed: bool | UnsetType = UNSET
+    errorMessage: str | UnsetType = UNSET
 
 
 class CompactionData(Struct, frozen=True, omit_defaults=True):
@@ -369,3 +421,20 @@ class EventData(Struct, frozen=True, omit_defaults=True):
     summary: str
     ignorable: bool | UnsetType = UNSET
     truncated: bool | UnsetType = UNSET
+
+
+class ActivityData(Struct, frozen=True, omit_defaults=True):
+    """A read-only chat row for an event users care about (``definitions.activity``): ``kind`` is ``approval``,
+    ``goal``, ``hook-block`` or ``subagent``; ``title`` the one line shown; ``detail`` more text; ``status`` the
+    state (an approval's outcome, a goal's phase, a subagent's outcome); ``childSession`` the header id of a child
+    session the log names, ``label`` a subagent's label (how a served child session is found)."""
+
+    kind: str
+    seq: int
+    time: int
+    title: str
+    turn: Any = UNSET
+    detail: str | UnsetType = UNSET
+    status: str | UnsetType = UNSET
+    childSession: str | UnsetType = UNSET
+    label: str | UnsetType = UNSET

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from assembler.definition import Definition
 
+from .activity import Approval, GoalChange, HookBlock, OverflowNotice, Subagent
 from .chat_assistant import ChatAssistant
 from .command import Command
 from .fallback import Fallback
@@ -31,6 +32,11 @@ __all__ = [
     "TurnNotice",
     "RetryNotice",
     "Compaction",
+    "Approval",
+    "GoalChange",
+    "HookBlock",
+    "Subagent",
+    "OverflowNotice",
     "Fallback",
     "default_definitions",
     "core_definitions",
@@ -47,6 +53,11 @@ def default_definitions() -> list[Definition]:
         TurnNotice(),
         RetryNotice(),
         Compaction(),
+        Approval(),
+        GoalChange(),
+        HookBlock(),
+        Subagent(),
+        OverflowNotice(),
         TurnTail(),
         TrajectoryAssistant(),
         TrajectoryTurnEnd(),

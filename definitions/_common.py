@@ -37,6 +37,7 @@ OFFSETS = {
     "processControl": -0.1,
     "maxTokensNotice": 0.05,
     "finalizedFollowup": 0.1,
+    "turnTail": 0.5,
 }
 ROW_TYPES = CHUNK_ROW_TYPES
 """The wire row tags (``chunkrow/*``): the only packed entries a Definition sees."""

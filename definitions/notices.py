@@ -1,7 +1,8 @@
 """Notices (target chat): how a turn ended when it did not simply complete, retries, and compaction.
 
 Rules: ``turn-notice`` starts on a ``turn/end`` whose reason is error, max-tokens, aborted, interrupted or blocked
-(and the legacy ``{error}`` form); ``retry-notice`` starts on ``llm/retry`` (id = ``retryId``) and notes its
+(and the legacy ``{error}`` form), keeping the error's own message when ``displayFailure`` blanks it
+(``errorMessage``); ``retry-notice`` starts on ``llm/retry`` (id = ``retryId``) and notes its
 ``llm/retry-started``; ``compaction`` starts on ``compaction/start`` (id = ``compactionId``), takes the summary with
 its shadowed range and the end, and ``compaction/prune`` gives its own notice. Anchors are the event seqs.
 """
@@ -53,11 +54,13 @@ class TurnNotice(Definition):
         data = data_of(m.event)
         reason = data.get("reason")
         message = code = None
+        own: Any = None
         inner: Any = UNSET
         if type(reason) is dict:
             kind = _TURN_KINDS[reason["kind"]]
             if reason["kind"] == "error":
                 message, code = display_failure(reason.get("error"))
+                own = reason.get("error")
             elif reason["kind"] == "aborted":
                 inner = reason.get("reason", UNSET)
             elif reason["kind"] == "interrupted":
@@ -65,9 +68,13 @@ class TurnNotice(Definition):
         else:
             kind = "turn-error"
             message, code = display_failure(data.get("error"))
+            own = data.get("error")
+        # displayFailure blanks some messages (AUTH); the error's own message is kept beside it, to be shown.
+        own = own.get("message") if type(own) is dict else None
         out = NoticeData(kind=kind, seq=m.seq, time=m.event.time, turn=data.get("turn", UNSET),
                          message=UNSET if message is None else message, code=UNSET if code is None else code,
-                         reason=inner)
+                         reason=inner,
+                         errorMessage=own if type(own) is str and own and own != message else UNSET)
         return _node(self, context, m, out)
 
 

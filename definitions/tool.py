@@ -3,7 +3,8 @@
 Rules: the call starts the Context (id = ``callId``); the result updates it. A result whose call is outside the
 window still yields a node (built from the stored Matches). Status is ``error`` for an ``isError`` result or a
 result with ``error``, ``done`` for any other result, ``interrupted`` when the step/turn closed without one, else
-``running``. Both payload generations are read (PROTOCOL, "Payload generations").
+``running``. Both payload generations are read (PROTOCOL, "Payload generations"). A code-mode program's nested calls
+(``tool/code-dispatch-start``/``tool/code-dispatch``, by ``rootCallId``) update its row as ``subcalls``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 from msgspec import UNSET, UnsetType
 
 from assembler.definition import Context, Definition, Match, Reader, Role, node_location
-from assembler.views import ToolData, ToolResultView, ViewNode
+from assembler.views import ToolData, ToolResultView, ToolSubcall, ViewNode
 
 from ._blocks import content_views
 from ._common import closed_boundary, data_of, is_append, message_of
@@ -34,6 +35,26 @@ def _result_block(data: dict[str, Any]) -> dict[str, Any]:
     return {"toolCallId": data.get("callId"), "content": data.get("content"), "isError": data.get("isError")}
 
 
+_DISPATCH = ("tool/code-dispatch-start", "tool/code-dispatch")
+
+
+def _subcalls(context: Context) -> list[ToolSubcall]:
+    calls: dict[str, ToolSubcall] = {}
+    for m in context.matches:
+        if m.event.type not in _DISPATCH:
+            continue
+        d = data_of(m.event)
+        sid = d["subCallId"]
+        if m.event.type == "tool/code-dispatch-start":
+            calls.setdefault(sid, ToolSubcall(id=sid, name=d.get("name"), arguments=d.get("arguments"),
+                                              status="running"))
+        else:
+            calls[sid] = ToolSubcall(id=sid, name=d.get("name"), arguments=d.get("arguments"),
+                                     status="error" if d.get("isError") is True else "done",
+                                     blocks=content_views(d.get("content")))
+    return list(calls.values())
+
+
 def result_call_id(data: dict[str, Any]) -> Any:
     return _result_block(data).get("toolCallId")
 
@@ -43,10 +64,13 @@ class Tool(Definition):
 
     kind = "tool"
     target = "chat"
-    event_types = frozenset({"tool/call", "tool/result"})
+    event_types = frozenset({"tool/call", "tool/result", *_DISPATCH})
 
     def match(self, event: Any) -> tuple[str, Role] | None:
         data = data_of(event)
+        if event.type in _DISPATCH:
+            root = data.get("rootCallId")
+            return (root, "update") if type(root) is str and type(data.get("subCallId")) is str else None
         if event.type == "tool/call":
             call_id = data.get("callId")
             return (call_id, "start") if type(call_id) is str else None
@@ -61,6 +85,7 @@ class Tool(Definition):
     def build_view_node(self, context: Context) -> ViewNode | None:
         call = context.start
         result = next((m for m in reversed(context.matches) if m.event.type == "tool/result"), None)
+        subcalls = _subcalls(context)
         if call is None and result is None:
             return None
         cdata = data_of(call.event) if call is not None else {}
@@ -79,6 +104,7 @@ class Tool(Definition):
         fdata = data_of(first.event)
         out = ToolData(kind="tool", callId=context.id, name=cdata.get("name"), arguments=cdata.get("arguments"),
                        turn=fdata.get("turn"), step=fdata.get("step"), status=status,
-                       callSeq=call.seq if call is not None else None, result=rview)
+                       callSeq=call.seq if call is not None else None, result=rview,
+                       subcalls=subcalls or UNSET)
         return ViewNode(key=context.key, kind=self.kind, id=context.id, target="chat", anchorSeq=first.seq,
                         location=node_location(first.location), data=out)

@@ -15,10 +15,20 @@ from typing import Any, Literal
 from msgspec import UNSET
 
 from assembler.definition import Context, Definition, Match, Reader, Role, Urgency, node_location
+from assembler.lazy_rows import joined_fragments
 from assembler.text import JS_WHITESPACE, js_number_str
-from assembler.views import AssistantStepData, LocationData, StepRef, TextBlockView, TurnTailData, ViewNode
+from assembler.views import (
+    AssistantStepData,
+    LocationData,
+    RecordedUsage,
+    StepRef,
+    TextBlockView,
+    TurnTailData,
+    ViewNode,
+    is_recorded_time,
+)
 
-from ._common import OFFSETS, ROW_TYPES, data_of, is_append, message_content, turn_id
+from ._common import OFFSETS, ROW_TYPES, data_of, is_append, message_content, message_provenance, turn_id
 from ._usage import UsageFold
 
 __all__ = ["TurnTail", "TurnTailState"]
@@ -30,7 +40,8 @@ _UPDATES = frozenset({"turn/end", "tool/call", "tool/result", "assistant/message
 class TurnTailState:
     """``{turn, end?}`` plus the incremental facts the tail needs."""
 
-    __slots__ = ("turn", "started", "start_seq", "first_seq", "end", "latest_item", "anchor", "marks", "usage")
+    __slots__ = ("turn", "started", "start_seq", "first_seq", "end", "latest_item", "anchor", "marks", "usage",
+                 "tool_calls", "recorded")
 
     def __init__(self, turn: Any, started: bool, start_seq: int | None, first_seq: int) -> None:
         self.turn = turn
@@ -42,6 +53,44 @@ class TurnTailState:
         self.anchor: int | float | None = None
         self.marks: dict[str, list[bool]] = {}  # step -> [streamedText, finalized]
         self.usage = UsageFold() if started else None
+        self.tool_calls = 0
+        self.recorded = RecordedFold()
+
+
+_USAGE_FIELDS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
+
+
+class RecordedFold:
+    """Any recorded subset of token usage over the settled (append-origin) messages: per field the sum and how many
+    messages recorded it. O(1) per message."""
+
+    __slots__ = ("messages", "sums", "counts", "models")
+
+    def __init__(self) -> None:
+        self.models: list[str] = []
+        self.messages = 0
+        self.sums = [0] * len(_USAGE_FIELDS)
+        self.counts = [0] * len(_USAGE_FIELDS)
+
+    def feed(self, usage: Any) -> None:
+        if type(usage) is not dict:
+            return
+        values = [usage.get(f) for f in _USAGE_FIELDS]
+        if not any(type(v) is int and v >= 0 for v in values):
+            return
+        self.messages += 1
+        for i, v in enumerate(values):
+            if type(v) is int and v >= 0:
+                self.sums[i] += v
+                self.counts[i] += 1
+
+    def result(self) -> RecordedUsage | None:
+        if self.messages == 0:
+            return None
+        kept = {f: self.sums[i] for i, f in enumerate(_USAGE_FIELDS) if self.counts[i] == self.messages}
+        if not kept:
+            return None
+        return RecordedUsage(messages=self.messages, **kept)
 
 
 def _has_text(content: Any) -> bool:
@@ -68,7 +117,7 @@ def feed(state: TurnTailState, match: Match) -> None:
     if state.usage is not None and etype not in ROW_TYPES:
         state.usage.feed(event)
     if etype == "chunkrow/text-chunks":
-        if "".join(event.data.texts).strip(JS_WHITESPACE):
+        if joined_fragments(event.data.texts).strip(JS_WHITESPACE):
             state.marks.setdefault(_step_key(event), [False, False])[0] = True
         return
     if etype in ROW_TYPES:
@@ -90,6 +139,11 @@ def feed(state: TurnTailState, match: Match) -> None:
             state.marks.setdefault(_step_key(event), [False, False])[0] = True
     elif etype == "assistant/message":
         state.marks[_step_key(event)] = [False, True]
+        if is_append(event):
+            state.recorded.feed(data.get("usage"))
+            prov = message_provenance(data)
+            if prov is not None and type(prov.model) is str and prov.model and prov.model not in state.recorded.models:
+                state.recorded.models.append(prov.model)
         if is_append(event) and _has_text(message_content(data)):
             state.anchor = event.seq + OFFSETS["finalizedFollowup"]
     elif etype == "llm/retry":
@@ -107,6 +161,8 @@ def feed(state: TurnTailState, match: Match) -> None:
             state.latest_item = event.seq
     elif etype == "tool/call" or (etype == "tool/result" and is_append(event)):
         state.latest_item = event.seq
+        if etype == "tool/call":
+            state.tool_calls += 1
 
 
 def _fold(context: Context) -> TurnTailState | None:
@@ -130,8 +186,10 @@ def _metrics(finals: list[Any]) -> tuple[Any, Any]:
     for node in finals:
         timing = node.timing
         ttft = decode = None
-        if timing is not UNSET:
+        if timing is not UNSET and is_recorded_time(timing.completedTime):
             ftt, sst = timing.firstTokenTime, timing.stepStartTime
+            ftt = ftt if is_recorded_time(ftt) else None
+            sst = sst if is_recorded_time(sst) else None
             if ftt is not None and sst is not None:
                 ttft = max(0, ftt - sst)
             if ftt is not None:
@@ -181,10 +239,12 @@ class TurnTail(Definition):
         return "immediate" if match.event.type == "turn/end" else "none"
 
     def anchor(self, state: TurnTailState) -> int | float:
+        # Deviation from ASSEMBLY 5.4 (which anchors after the closing message): the tail is the last row of its
+        # turn, after every notice (max tokens, error, interruption) and late tool row anchored at or before the end.
+        if state.end is not None:
+            return state.end.seq + OFFSETS["turnTail"]
         if state.anchor is not None:
             return state.anchor
-        if state.end is not None:
-            return state.end.seq
         if state.start_seq is not None:
             return state.start_seq
         return state.first_seq
@@ -216,12 +276,15 @@ class TurnTail(Definition):
         ttft, tps = _metrics([d.finalNode for d in finalized])
         usage = state.usage.result() if state.usage is not None else None
         end = state.end.event
+        models = state.recorded.models
+        recorded = state.recorded.result()
         value = TurnTailData(
             turn=data_of(end).get("turn", state.turn), seq=end.seq, time=end.time,
             closing=None if closing is None else StepRef(closing.step, closing_seq),  # type: ignore[arg-type]
             branchUnavailable=closing is None or latest != closing_seq,
             ttftMs=UNSET if ttft is None else ttft, tokensPerSecond=UNSET if tps is None else tps,
-            tokenUsage=UNSET if usage is None else usage)
+            tokenUsage=UNSET if usage is None else usage, steps=len(finalized), toolCalls=state.tool_calls,
+            usage=UNSET if recorded is None else recorded, models=models or UNSET)
         return LocationData(kind="turn", turn=turn_loc.turn, key=self.kind, value=value)
 
     def build_view_node(self, context: Context) -> ViewNode | None:

@@ -65,6 +65,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     # Whole processes: ``assemble --all`` of the packed page, packed vs scalar (about a minute).
     Benchmark("process", "perf.bench_process", (),
               ("--runs", "4", "--deltas", "4000", "--repeat", "2", "--scalar-repeat", "2"), checks=("same_digest",)),
+    # A viewer following 400,000 live deltas with and without live repacking (two subprocesses, a few minutes).
+    Benchmark("live", "perf.bench_live", (), ("--deltas", "4000", "--no-tracemalloc"), checks=("same_view",)),
     # Chromium + Pyodide over the built site (needs ``make build``); its own ``checks`` are collected.
     Benchmark("browser", "perf.bench_browser", (), ("--quick",), optional=True),
 )

@@ -8,24 +8,31 @@
 // window.transcriptViewer, the documented surface (benchmarks and users rely on it):
 //   ready            Promise → boot timings ({runtimeMs, packagesMs, importMs, bootMs, startedAt, stages}), once
 //                    Python is ready (rejects on failure)
-//   loadPage(bytes)  bytes of a SessionPage JSON → {records, inputs, chatNodes, trajectoryNodes, digest,
-//                    ms: {decode, journal, fold, render}}; replaces the window and renders the first screen
+//   loadPage(bytes)  bytes of a SessionPage JSON → {records, inputs, chatNodes, trajectoryNodes,
+//                    ms: {decode, journal, fold, render, total}}; replaces the window and renders the first screen
 //   openFile(blob, {all, maxMessages})  a local .jsonl / .jsonl.zst → the same summary, plus error and warnings
 //   openSession(id)  follows a served session
-//   search(text)     the shown rows whose rendered text contains `text` (case-insensitive): [{key, seq}]
-//   digest()         the transcript digest of the last loadPage / openFile({all: true}), or null
+//   search(text)     searches the whole transcript (case-insensitive) → {matches}, moves to the first (search.mjs)
+//   showView(name)   chat | trajectory | context; exportFile({format, scope}) (features.mjs)
+//   digest()         after loadPage/openFile: {digest, canonicalBytes, ms} of the transcript the window shows
+//                    (computed on request, off loadPage's timed path)
 //   heapSize()       the worker's wasm heap in bytes
 //   idle()           resolves when no render is pending
+//   replay()         the "Replay benchmark" panel's run: the open window replayed scalar and packed (replay.mjs)
+//   replayPage(bytes) one SessionPage replayed in a scratch window, stage by stage (perf.bench_browser)
 // With ?test=1 only: runPython(code), state, view, timeline (page-side boot marks).
 import { TEST_MODE } from "./config.mjs";
 import { els } from "./dom.mjs";
+import { initFeatures } from "./features.mjs";
 import { initFiles } from "./files.mjs";
 import { loadOlder, loadPage, openFile } from "./flows.mjs";
 import { initKeys } from "./keys.mjs";
 import { openSession } from "./live.mjs";
 import { afterFileOpened, beforeFileOpens, followHash, initNavigation, scrollToSeq } from "./navigation.mjs";
+import { initReplay } from "./replay.mjs";
 import { initRowTools, rowTools } from "./rowtools.mjs";
-import { bridge, state, view } from "./runtime.mjs";
+import { bridge, hooks, state, view } from "./runtime.mjs";
+import { fetchPage } from "./sessions.mjs";
 import { initSessionList, refreshSessions } from "./sessionlist.mjs";
 import { bootFailed, bootReady, fileProgress, setAlert, setBootStage } from "./status.mjs";
 import { initTheme } from "./theme.mjs";
@@ -73,16 +80,6 @@ async function openFileAndSeek(blob, options) {
   return result;
 }
 
-/** @param {string} text */
-function search(text) {
-  const needle = String(text).toLowerCase();
-  if (!needle) return [];
-  return view.shownKeys()
-    .map((key) => view.element(key))
-    .filter((el) => el !== null && el.innerText.toLowerCase().includes(needle))
-    .map((el) => ({ key: /** @type {HTMLElement} */ (el).dataset.key, seq: Number(/** @type {HTMLElement} */ (el).dataset.seq) }));
-}
-
 /** @type {Record<string, unknown>} */
 const viewer = {
   ready: bridge.ready.then((timings) => ({ ...timings, stages })),
@@ -91,8 +88,7 @@ const viewer = {
   openSession: (/** @type {string} */ id) => openSession(id),
   loadOlder,
   scrollToSeq,
-  search,
-  digest: () => state.digest,
+  digest: async () => { await bridge.ready; return bridge.json("digest"); },
   heapSize: () => bridge.call("heapSize"),
   idle: () => view.idle(),
   timings: {},
@@ -105,6 +101,26 @@ if (TEST_MODE) {
     timeline,
   });
 }
+const replay = initReplay({ bridge, toolbar: /** @type {HTMLElement} */ (document.querySelector(".toolbar")),
+  before: els.transcript, title: () => els.title.textContent || "",
+  onError: (/** @type {string} */ text) => setAlert("replay", text) });
+viewer.replay = replay.run;
+viewer.replayPage = replay.replayPage;
+// Views, search, raw records and the Export menu (features.mjs) add search(), showView(), views, exportFile().
+const features = initFeatures({
+  bridge, view, viewer,
+  showEvents: () => els.showEvents.checked,
+  title: () => els.title.textContent || "session",
+  session: () => (state.mode === "live" ? state.sessionId : null),
+  fetchPage,
+  onError: (text) => setAlert("view", text),
+});
+Object.assign(hooks, {
+  changed: features.changed,
+  reset: features.reset,
+  followHash: features.followHash,
+  eventsToggled: () => features.search.refresh(),
+});
 Object.assign(window, { transcriptViewer: viewer });
 
 initTheme(els.themeToggle);
@@ -119,7 +135,7 @@ initNavigation();
 initKeys();
 initRowTools(els.transcript);
 els.older.addEventListener("click", () => void loadOlder());
-els.showEvents.addEventListener("change", () => view.setShowEvents(els.showEvents.checked));
+els.showEvents.addEventListener("change", () => { view.setShowEvents(els.showEvents.checked); hooks.eventsToggled(); });
 
 // The shell first: the list and a #session=ID link open now, while Python boots in the background.
 setBootStage("runtime", "loading the Python runtime");

@@ -1,9 +1,9 @@
 // @ts-check
 // Keyboard: j/k next/previous row, o/Enter open or close it, g/G first/last, [ load older, e events, t theme,
-// / the session filter, ? this help. Keys typed into a field are left alone.
+// f the session filter, ? this help (1/2/3 and / belong to features.mjs). Keys typed into a field are left alone.
 import { els } from "./dom.mjs";
 import { loadOlder } from "./flows.mjs";
-import { view } from "./runtime.mjs";
+import { hooks, view } from "./runtime.mjs";
 import { toggleTheme } from "./theme.mjs";
 
 export function showHelp() {
@@ -31,8 +31,8 @@ function onKey(event) {
     }
     case "t": toggleTheme(); break;
     case "[": void loadOlder(); break;
-    case "e": els.showEvents.checked = !els.showEvents.checked; view.setShowEvents(els.showEvents.checked); break;
-    case "/": if (!els.sessions.hidden) els.sessionFilter.focus(); else return; break;
+    case "e": els.showEvents.checked = !els.showEvents.checked; view.setShowEvents(els.showEvents.checked); hooks.eventsToggled(); break;
+    case "f": if (!els.sessions.hidden) els.sessionFilter.focus(); else return; break;
     case "?": showHelp(); break;
     default: return;
   }

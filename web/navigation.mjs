@@ -5,7 +5,7 @@ import { LOAD_OLDER_NEAR_TOP_PX, SEQ_SEARCH_PAGES, URL_FOLLOW_MS, USER_SCROLL_MS
 import { els } from "./dom.mjs";
 import { loadOlder } from "./flows.mjs";
 import { openSession } from "./live.mjs";
-import { bridge, state, view } from "./runtime.mjs";
+import { bridge, hooks, state, view } from "./runtime.mjs";
 
 export function hashParams() {
   return new URLSearchParams(location.hash.replace(/^#/, ""));
@@ -48,6 +48,7 @@ function seqInHash() {
 
 /** Applies the hash: opens its session, then scrolls to its seq. */
 export async function followHash() {
+  hooks.followHash();
   const session = hashParams().get("session");
   if (session && session !== state.sessionId) {
     openSession(session, {

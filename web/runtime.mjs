@@ -12,7 +12,7 @@ if (TEST_MODE) workerUrl.searchParams.set("test", "1");
 export const bridge = new Bridge(workerUrl);
 
 export const view = new TranscriptView(els.transcript, bridge, {
-  onError: (err) => setAlert("render", `Rendering failed in Python: ${err.message}. The rows already shown stay.`),
+  onError: (/** @type {Error} */ err) => setAlert("render", `Rendering failed in Python: ${err.message}. The rows already shown stay.`),
 });
 
 /**
@@ -32,3 +32,9 @@ export const state = {
   digest: null,
   pending: null, // a session id picked before Python was ready (the latest pick wins)
 };
+
+/**
+ * What the views, search, raw records and the Export menu (features.mjs) need to hear; app.mjs fills them in.
+ * @type {{changed: (update: any) => void, reset: () => void, followHash: () => void, eventsToggled: () => void}}
+ */
+export const hooks = { changed: () => {}, reset: () => {}, followHash: () => {}, eventsToggled: () => {} };

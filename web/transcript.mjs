@@ -1,18 +1,42 @@
-// @ts-check
-// The Chat view: an ordered list of node placeholders whose HTML is rendered lazily, by the worker's Python, for
-// the nodes in or near the viewport (DESIGN rule 8). Collapsed rows (Think, tool, context) render their body
-// when opened; long text renders in slices behind "Show more". Only HTML produced by our Python renderer is ever
-// assigned with innerHTML; every other string goes through textContent.
+// The Chat view: an ordered list of node metadata laid out by a virtual list (vlist.mjs): only the rows near the
+// viewport exist in the DOM, and their HTML is rendered lazily, by the worker's Python, when they are attached
+// (DESIGN rule 8); rows far away are removed, so the DOM stays bounded on any session. Recently rendered HTML is
+// kept (by revision) so scrolling back does not ask the worker again. Collapsed rows (Think, tool, context) render
+// their body when opened; long text renders in slices behind "Show more". Only HTML produced by our Python renderer
+// is ever assigned with innerHTML; every other string goes through textContent.
+import { VirtualList } from "./vlist.mjs";
+import { listSessions } from "./sessions.mjs";
 
-import { NEAR_MARGIN } from "./config.mjs";
+const HTML_CACHE_ROWS = 600; // rendered rows kept for scrolling back
 
-/**
- * A chat node as the worker describes it (no HTML): its key, kind, seq, revision and whether it is hidden.
- * @typedef {{key: string, kind: string, seq: number, rev: number, size?: number, role?: string, hidden?: boolean}} NodeMeta
- */
+const USAGE_LABELS = [["inputTokens", "input"], ["outputTokens", "output"], ["cacheReadTokens", "cache read"],
+  ["cacheWriteTokens", "cache write"], ["reasoningTokens", "reasoning"]];
 
-/** @param {NodeMeta} meta */
+function plural(n, noun) {
+  return `${n.toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+function tokens(n) {
+  return n >= 10000 ? `${(n / 1000).toFixed(1)}K` : n.toLocaleString("en-US");
+}
+
+// The header's session totals (assembler.transcript.SessionSummary, sent with updates): counts, token usage as
+// recorded (any subset), models. Durations are never shown here; plain text only.
+export function summaryText(summary) {
+  if (!summary || typeof summary !== "object") return "";
+  const parts = [plural(summary.turns || 0, "turn"), plural(summary.steps || 0, "step"),
+    plural(summary.toolCalls || 0, "tool call")];
+  const usage = summary.usage;
+  if (usage && typeof usage === "object") {
+    const figures = USAGE_LABELS.filter(([k]) => Number.isInteger(usage[k])).map(([k, label]) => `${tokens(usage[k])} ${label}`);
+    if (figures.length) parts.push(`tokens: ${figures.join(", ")}`);
+  }
+  if (Array.isArray(summary.models) && summary.models.length) parts.push(summary.models.join(", "));
+  return parts.join(" · ");
+}
+
 function estimateHeight(meta) {
+  if (!meta) return 48;
   const size = Math.min(meta.size || 0, 20000);
   switch (meta.kind) {
     case "turn-tail": return 28;
@@ -26,42 +50,34 @@ function estimateHeight(meta) {
 export class TranscriptView {
   /**
    * @param {HTMLElement} container
-   * @param {import("./bridge.mjs").Bridge} bridge
-   * @param {{onError?: (err: Error) => void}} [options]
+   * @param {any} bridge
+   * @param {{onError?: (err: Error) => void, onFilled?: (article: HTMLElement) => void}} [options]
    */
-  constructor(container, bridge, { onError = () => {} } = {}) {
+  constructor(container, bridge, { onError = () => {}, onFilled = () => {} } = {}) {
     this.container = container;
     this.bridge = bridge;
     this.onError = onError;
-    /** The row the reader was at when rows were added above it ("Load older"): it stays put while the rows
-     * around it render, until the reader scrolls by hand (wheel, touch, keys).
-     * @type {HTMLElement | null} */
-    this.pinned = null;
-    for (const type of ["wheel", "touchmove", "keydown", "mousedown"]) {
-      window.addEventListener(type, () => { this.pinned = null; }, { passive: true, capture: true });
-    }
-    /** Called with each row after its HTML is filled in (the page appends its copy buttons).
-     * @type {(meta: NodeMeta) => HTMLElement | null} */
-    this.decorate = () => null;
-    /** @type {Map<string, NodeMeta>} key → node meta from the worker */
-    this.metas = new Map();
-    /** @type {string[]} keys in display order */
-    this.order = [];
-    /** @type {Map<string, HTMLElement>} key → <article> */
-    this.els = new Map();
-    /** @type {Map<string, number>} key → rev of the HTML in the DOM */
-    this.renderedRev = new Map();
-    /** @type {Set<string>} keys whose element is in or near the viewport */
-    this.near = new Set();
-    /** @type {Set<string>} */
+    this.onFilled = onFilled; // (article) after its HTML (or an opened section) changed: search marks, records
+    // Called with each row's meta after its HTML is filled in; returns an element to append (the copy buttons).
+    /** @type {(meta: any) => HTMLElement | null} */
+    this.decorate = (_meta) => null;
+    this.metas = new Map(); // key → node meta from the worker
+    this.order = []; // keys in display order
+    this.shown = []; // the keys of `order` that are shown (events only with "Events")
+    this.els = new Map(); // key → <article>, for the rows in the DOM only
+    this.renderedRev = new Map(); // key → rev of the HTML in its <article>
+    this.cache = new Map(); // key → {rev, html}, most recently filled last
     this.wanted = new Set();
     this.showEvents = false;
-    /** @type {Promise<void> | null} */
     this.inflight = null;
-    /** @type {(() => void)[]} */
     this.idleWaiters = [];
     this.epoch = 0; // bumped by clear(): answers to requests made before it are dropped (keys repeat across windows)
-    this.observer = new IntersectionObserver((entries) => this._observe(entries), { rootMargin: NEAR_MARGIN });
+    this.list = new VirtualList(container, {
+      key: (i) => this.shown[i],
+      estimate: (i) => estimateHeight(this.metas.get(this.shown[i])),
+      create: (i) => this._create(this.shown[i]),
+      release: (key) => { this.els.delete(key); this.renderedRev.delete(key); },
+    });
     container.addEventListener("toggle", (e) => this._onToggle(e), true);
     container.addEventListener("click", (e) => this._onClick(e));
   }
@@ -70,225 +86,168 @@ export class TranscriptView {
 
   clear() {
     this.epoch += 1;
-    this.pinned = null;
-    for (const el of this.els.values()) this.observer.unobserve(el);
-    this.container.replaceChildren();
     this.metas.clear();
     this.order = [];
-    this.els.clear();
-    this.renderedRev.clear();
-    this.near.clear();
+    this.shown = [];
+    this.cache.clear();
     this.wanted.clear();
+    this.list.heights.clear();
+    this.list.setCount(0);
+    this._showSummary(null);
+    this.served = null; // the served list is asked again for the next session
   }
 
-  /**
-   * Applies an update ({replace, nodes, removed}); returns true when the set of nodes changed.
-   * @param {{replace?: boolean, nodes?: NodeMeta[], removed?: string[]}} update
-   */
+  // The session totals element: in the page header when there is one, else just above the transcript.
+  _summaryElement() {
+    let el = document.getElementById("session-summary");
+    if (!el) {
+      el = document.createElement("span");
+      el.id = "session-summary";
+      el.className = "session-summary";
+      const title = document.getElementById("session-title");
+      if (title) title.after(el);
+      else this.container.before(el);
+    }
+    return el;
+  }
+
+  _showSummary(summary) {
+    const text = summaryText(summary);
+    if (!text && !document.getElementById("session-summary")) return;
+    const el = this._summaryElement();
+    el.textContent = text;
+    el.hidden = !text;
+    if (summary) el.dataset.recordedTimes = String(Boolean(summary.recordedTimes));
+  }
+
+  // Applies an update ({replace, nodes, removed}); returns true when the set of nodes changed.
   apply(update) {
     if (!update || !Array.isArray(update.nodes)) return false;
+    if (update.summary) this._showSummary(update.summary);
     if (update.replace) {
       const keep = new Set(update.nodes.map((n) => n.key));
-      for (const key of [...this.metas.keys()]) if (!keep.has(key)) this._remove(key);
-      for (const meta of update.nodes) this._upsert(meta, false);
+      for (const key of [...this.metas.keys()]) if (!keep.has(key)) this._forget(key);
+      for (const meta of update.nodes) this.metas.set(meta.key, meta);
       this.order = update.nodes.map((n) => n.key);
-      this._reorder();
     } else {
-      for (const key of update.removed || []) this._remove(key);
-      for (const meta of update.nodes) this._upsert(meta, true);
+      for (const key of update.removed || []) this._forget(key);
+      for (const meta of update.nodes) {
+        const old = this.metas.get(meta.key);
+        this.metas.set(meta.key, meta);
+        if (!old) this._insertOrdered(meta.key);
+        else if (old.seq !== meta.seq) {
+          this.order.splice(this.order.indexOf(meta.key), 1);
+          this._insertOrdered(meta.key);
+        }
+      }
     }
+    this._reshow();
     this._refreshStale();
     return true;
   }
 
-  /** @param {NodeMeta} meta */
-  _article(meta) {
-    const el = document.createElement("article");
-    el.className = `node kind-${meta.kind} placeholder`;
-    el.dataset.key = meta.key;
-    el.tabIndex = -1;
-    el.style.minHeight = `${estimateHeight(meta)}px`;
-    return el;
-  }
-
-  /** @param {NodeMeta} meta @param {boolean} place */
-  _upsert(meta, place) {
-    const old = this.metas.get(meta.key);
-    this.metas.set(meta.key, meta);
-    let el = this.els.get(meta.key);
-    if (!el) {
-      el = this._article(meta);
-      this.els.set(meta.key, el);
-      if (place) this._insertOrdered(meta.key);
-      this.observer.observe(el);
-    } else if (place && old && old.seq !== meta.seq) {
-      this.order.splice(this.order.indexOf(meta.key), 1);
-      this._insertOrdered(meta.key);
-    }
-    el.dataset.seq = String(meta.seq);
-    el.dataset.kind = meta.kind;
-    if (meta.role) el.dataset.role = meta.role;
-    el.hidden = !this._shown(meta);
-  }
-
-  /** @param {NodeMeta} meta */
-  _shown(meta) {
-    return this.showEvents || !meta.hidden; // meta.hidden: decided once, in Python (assembler.views)
-  }
-
-  /** @param {string} key */
-  _insertOrdered(key) {
-    const seq = this.meta(key).seq;
-    let lo = 0;
-    let hi = this.order.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.meta(this.order[mid]).seq <= seq) lo = mid + 1;
-      else hi = mid;
-    }
-    this.order.splice(lo, 0, key);
-    const next = lo + 1 < this.order.length ? this.el(this.order[lo + 1]) : null;
-    this.container.insertBefore(this.el(key), next);
-  }
-
-  /** @param {string} key */
-  meta(key) {
-    const meta = this.metas.get(key);
-    if (!meta) throw new Error(`no node ${key}`);
-    return meta;
-  }
-
-  /** @param {string} key */
-  el(key) {
-    const el = this.els.get(key);
-    if (!el) throw new Error(`no element for node ${key}`);
-    return el;
-  }
-
-  _reorder() {
-    let cursor = this.container.firstElementChild;
-    for (const key of this.order) {
-      const el = this.el(key);
-      if (el === cursor) {
-        cursor = cursor.nextElementSibling;
-      } else {
-        this.container.insertBefore(el, cursor);
-      }
-    }
-  }
-
-  /** @param {string} key */
-  _remove(key) {
-    const el = this.els.get(key);
-    if (el) {
-      this.observer.unobserve(el);
-      el.remove();
-    }
-    this.els.delete(key);
+  _forget(key) {
     this.metas.delete(key);
-    this.renderedRev.delete(key);
-    this.near.delete(key);
+    this.cache.delete(key);
     const i = this.order.indexOf(key);
     if (i >= 0) this.order.splice(i, 1);
   }
 
-  /** @param {boolean} on */
+  _insertOrdered(key) {
+    const seq = this.metas.get(key).seq;
+    let lo = 0;
+    let hi = this.order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.metas.get(this.order[mid]).seq <= seq) lo = mid + 1;
+      else hi = mid;
+    }
+    this.order.splice(lo, 0, key);
+  }
+
+  _shown(meta) {
+    return this.showEvents || !meta.hidden; // meta.hidden: decided once, in Python (assembler.views)
+  }
+
+  _reshow() {
+    this.shown = this.order.filter((k) => this._shown(this.metas.get(k)));
+    this.list.prune(new Set(this.shown));
+    this.list.setCount(this.shown.length);
+  }
+
   setShowEvents(on) {
     this.showEvents = on;
-    for (const [key, meta] of this.metas) this.el(key).hidden = !this._shown(meta);
+    this._reshow();
+  }
+
+  _create(key) {
+    const meta = this.metas.get(key);
+    const el = document.createElement("article");
+    el.className = `node kind-${meta.kind} placeholder`;
+    el.dataset.key = key;
+    el.dataset.seq = String(meta.seq);
+    el.dataset.kind = meta.kind;
+    if (meta.role) el.dataset.role = meta.role;
+    if (meta.turn !== undefined && meta.turn !== null) el.dataset.turn = String(meta.turn);
+    el.tabIndex = -1;
+    this.els.set(key, el);
+    const cached = this.cache.get(key);
+    if (cached && cached.rev === meta.rev) {
+      this._set(el, key, cached.html, cached.rev);
+    } else {
+      el.style.minHeight = `${estimateHeight(meta)}px`;
+      this.wanted.add(key);
+      queueMicrotask(() => this._pump());
+    }
+    return el;
   }
 
   // --- lazy rendering -------------------------------------------------------------------------------------------
 
-  /** @param {IntersectionObserverEntry[]} entries */
-  _observe(entries) {
-    for (const entry of entries) {
-      const key = /** @type {HTMLElement} */ (entry.target).dataset.key ?? "";
-      if (entry.isIntersecting) {
-        this.near.add(key);
-        if (this.renderedRev.get(key) !== this.metas.get(key)?.rev) this.wanted.add(key);
-      } else {
-        this.near.delete(key);
-      }
-    }
-    this._pump();
-  }
-
   _refreshStale() {
-    for (const key of this.near) {
+    for (const key of this.els.keys()) {
       const meta = this.metas.get(key);
       if (meta && this.renderedRev.get(key) !== meta.rev) this.wanted.add(key);
     }
     this._pump();
   }
 
-  /**
-   * Renders the given keys now (awaits the worker); used for the first screen.
-   * @param {string[]} keys
-   */
+  // Renders the given keys now (awaits the worker); a key not in the DOM is rendered into the cache.
   async renderKeys(keys) {
     for (const key of keys) this.wanted.add(key);
     await this._pump();
     await this.idle();
   }
 
-  /**
-   * The keys whose element intersects the viewport (plus `margin` px), by layout, in display order.
-   * @param {number} [margin]
-   */
+  // The keys of the rows in the DOM that intersect the viewport (plus `margin` px), in display order.
   visibleKeys(margin = 200) {
     const top = -margin;
     const bottom = window.innerHeight + margin;
-    /** @type {string[]} */
     const out = [];
-    for (const key of this.order) {
-      const el = this.el(key);
-      if (el.hidden) continue;
+    for (let i = this.list.first; i < this.list.last; i++) {
+      const key = this.shown[i];
+      const el = this.els.get(key);
+      if (!el) continue;
       const r = el.getBoundingClientRect();
       if (r.bottom >= top && r.top <= bottom) out.push(key);
     }
     return out;
   }
 
-  /** The top of the reading area: the bottom of the sticky header. */
-  readingTop() {
-    const header = document.querySelector(".app-header");
-    return header ? header.getBoundingClientRect().bottom : 0;
-  }
-
-  /**
-   * The row that keeps its place when rows above it change: the first shown row that starts inside the reading
-   * area (rows above it move it) and is not in `skip`, else the row covering the top.
-   * @param {Set<string>} [skip]
-   * @returns {HTMLElement | null}
-   */
-  anchorRow(skip) {
-    const top = this.readingTop() - 0.5;
-    for (const key of this.order) {
-      const el = this.el(key);
-      if (el.hidden || skip?.has(key)) continue;
-      const r = el.getBoundingClientRect();
-      if (r.top >= top) return r.top < window.innerHeight ? el : this.firstInView();
-    }
-    return this.firstInView();
-  }
-
-  /** The first shown row whose bottom is below the top of the reading area (the row the URL names), or null. */
-  firstInView() {
-    const top = this.readingTop();
-    for (const key of this.order) {
-      const el = this.el(key);
-      if (el.hidden) continue;
-      const r = el.getBoundingClientRect();
-      if (r.bottom > top + 1) return r.top < window.innerHeight ? el : null;
-    }
-    return null;
-  }
-
-  /** @returns {Promise<void>} */
   _pump() {
     if (this.inflight) return this.inflight;
-    const keys = [...this.wanted].filter((k) => this.metas.has(k) && !this.el(k).hidden);
+    const keys = [];
+    for (const k of this.wanted) {
+      const meta = this.metas.get(k);
+      if (!meta) continue;
+      const cached = this.cache.get(k);
+      if (cached && cached.rev === meta.rev) { // rendered before: no need to ask the worker
+        const el = this.els.get(k);
+        if (el && this.renderedRev.get(k) !== meta.rev) this._set(el, k, cached.html, cached.rev);
+        continue;
+      }
+      keys.push(k);
+    }
     this.wanted.clear();
     if (!keys.length) {
       this._settle();
@@ -305,44 +264,58 @@ export class TranscriptView {
     return this.inflight;
   }
 
-  /**
-   * Fills rendered rows in. The first row in view stays where it is on screen (rows rendered above it change
-   * height; the browser's own scroll anchoring gives up when the anchor's size changes).
-   * @param {{html: Record<string, string>, revs: Record<string, number>}} result
-   */
   _fill({ html, revs }) {
-    const filling = new Set(Object.keys(html)); // a row being filled keeps its top, not its height
-    const pinned = this.pinned?.isConnected && !this.pinned.hidden ? this.pinned : null;
-    const anchor = pinned || this.anchorRow(filling);
-    const top = anchor ? anchor.getBoundingClientRect().top : 0;
-    this._fillRows(html, revs);
-    if (anchor?.isConnected) {
-      const moved = anchor.getBoundingClientRect().top - top;
-      if (Math.abs(moved) > 0.5) window.scrollBy(0, moved);
+    for (const [key, markup] of Object.entries(html)) {
+      this.cache.delete(key);
+      this.cache.set(key, { rev: revs[key], html: markup });
+      const el = this.els.get(key);
+      if (el) this._set(el, key, markup, revs[key]);
+      if (this.metas.get(key)?.rev !== revs[key] && el) this.wanted.add(key);
     }
+    while (this.cache.size > HTML_CACHE_ROWS) this.cache.delete(this.cache.keys().next().value);
   }
 
-  /**
-   * @param {Record<string, string>} html
-   * @param {Record<string, number>} revs
-   */
-  _fillRows(html, revs) {
-    for (const [key, markup] of Object.entries(html)) {
-      const el = this.els.get(key);
-      if (!el) continue;
-      const open = [...el.querySelectorAll("details[open]")].map((d) => /** @type {HTMLElement} */ (d).dataset.block);
-      el.innerHTML = markup; // produced by assembler.render (escaped, sanitised markdown)
-      const meta = this.metas.get(key);
-      const tools = meta ? this.decorate(meta) : null;
-      if (tools) el.append(tools);
-      el.classList.remove("placeholder");
-      el.style.minHeight = "";
-      this.renderedRev.set(key, revs[key]);
-      for (const block of open) {
-        const d = el.querySelector(`details[data-block="${CSS.escape(block ?? "")}"]`);
-        if (d instanceof HTMLDetailsElement) d.open = true; // the toggle handler renders its body again
+  _set(el, key, markup, rev) {
+    const open = [...el.querySelectorAll("details[open]")].map((d) => d.dataset.block);
+    el.innerHTML = markup; // produced by assembler.render (escaped, sanitised markdown)
+    el.classList.remove("placeholder");
+    el.style.minHeight = "";
+    this.renderedRev.set(key, rev);
+    const meta = this.metas.get(key);
+    const tools = meta ? this.decorate(meta) : null;
+    if (tools) el.append(tools);
+    for (const block of open) {
+      const d = el.querySelector(`details[data-block="${CSS.escape(block ?? "")}"]`);
+      if (d) d.open = true; // the toggle handler renders its body again
+    }
+    this.onFilled(el);
+    if (el.querySelector(".child-link:empty")) void this._linkChildren(el);
+  }
+
+  // Subagent rows: a link to the child (or, in a child, the parent) session when the server serves it. The served
+  // list says each session's header id, parent and own label; the row says the child's id or label.
+  async _linkChildren(root) {
+    this.served ??= listSessions().then((list) => list || [], () => []);
+    const list = await this.served;
+    const current = new URLSearchParams(location.hash.replace(/^#/, "")).get("session");
+    const me = list.find((s) => s.id === current);
+    for (const span of root.querySelectorAll(".child-link:empty")) {
+      const { childSession, subagentLabel, parentLink } = span.dataset;
+      let target = null;
+      if (parentLink) {
+        target = me?.parentSession ? list.find((s) => s.sessionId === me.parentSession) : null;
+      } else {
+        if (childSession) target = list.find((s) => s.sessionId === childSession);
+        if (!target && subagentLabel && me?.sessionId) {
+          target = list.find((s) => s.parentSession === me.sessionId && s.subagentLabel === subagentLabel);
+        }
       }
-      if (this.metas.get(key)?.rev !== revs[key]) this.wanted.add(key);
+      if (!target) continue;
+      const a = document.createElement("a");
+      a.href = `#session=${encodeURIComponent(target.id)}`;
+      a.textContent = parentLink ? "open the parent session" : "open the child session";
+      a.addEventListener("click", (e) => e.stopPropagation()); // inside a <summary>: follow, do not toggle
+      span.replaceChildren(a);
     }
   }
 
@@ -353,21 +326,25 @@ export class TranscriptView {
     for (const resolve of waiters) resolve();
   }
 
-  /** Resolves once no render request is pending. @returns {Promise<void>} */
+  // Resolves once no render request is pending.
   idle() {
     if (!this.inflight && !this.wanted.size) return Promise.resolve();
-    return new Promise((resolve) => { this.idleWaiters.push(resolve); });
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   // --- collapsed bodies and "Show more" -------------------------------------------------------------------------
 
-  /** @param {Event} event */
-  async _onToggle(event) {
+  _onToggle(event) {
     const details = event.target;
     if (!(details instanceof HTMLDetailsElement) || !details.open) return;
+    void this._loadSection(details);
+  }
+
+  // Renders the body of an opened collapsed row (once); resolves when it is in place.
+  async _loadSection(details) {
     const body = details.querySelector(":scope > [data-pending]");
     const article = details.closest("article[data-key]");
-    if (!(body instanceof HTMLElement) || !(article instanceof HTMLElement)) return;
+    if (!body || !article) return;
     body.removeAttribute("data-pending");
     body.classList.add("loading");
     const epoch = this.epoch;
@@ -375,18 +352,35 @@ export class TranscriptView {
       const { html } = await this.bridge.json("renderSection", {
         key: article.dataset.key, block: Number(body.dataset.thinkBlock || 0),
       });
-      if (epoch === this.epoch && body.isConnected) body.innerHTML = html; // produced by assembler.render
+      if (epoch === this.epoch && body.isConnected) {
+        body.innerHTML = html; // produced by assembler.render
+        this.onFilled(article);
+      }
     } catch (err) {
-      this.onError(/** @type {Error} */ (err));
+      this.onError(err);
     } finally {
       body.classList.remove("loading");
     }
   }
 
-  /** @param {MouseEvent} event */
+  // Opens the collapsed parts of a row that hold text blocks `blocks` (a search match) and renders their bodies.
+  async openBlocks(key, blocks) {
+    const el = this.els.get(key);
+    if (!el) return;
+    const loads = [];
+    for (const block of blocks) {
+      const d = el.querySelector(`details[data-block="${block}"]`) ||
+        (["tool", "command", "compaction"].includes(el.dataset.kind) ? el.querySelector("details") : null);
+      if (!d || d.open) continue;
+      d.open = true;
+      loads.push(this._loadSection(d));
+    }
+    await Promise.all(loads);
+  }
+
   async _onClick(event) {
-    const button = /** @type {Element} */ (event.target).closest?.("button.show-more");
-    if (!(button instanceof HTMLButtonElement) || !this.container.contains(button)) return;
+    const button = event.target.closest("button.show-more");
+    if (!button || !this.container.contains(button)) return;
     button.disabled = true;
     const epoch = this.epoch;
     try {
@@ -394,61 +388,73 @@ export class TranscriptView {
         key: button.dataset.key, block: Number(button.dataset.block), offset: Number(button.dataset.offset),
       });
       if (epoch !== this.epoch || !button.isConnected) return;
+      const article = button.closest("article[data-key]");
       button.insertAdjacentHTML("beforebegin", html); // produced by assembler.render
       button.remove();
+      if (article) this.onFilled(article);
     } catch (err) {
       button.disabled = false;
-      this.onError(/** @type {Error} */ (err));
+      this.onError(err);
     }
   }
 
   // --- navigation -------------------------------------------------------------------------------------------------
 
   shownKeys() {
-    return this.order.filter((k) => !this.el(k).hidden);
+    return this.shown;
   }
 
-  /** @param {string} key */
   element(key) {
     return this.els.get(key) || null;
   }
 
-  /**
-   * Moves keyboard focus by `delta` shown nodes from the focused one (or from the top of the viewport).
-   * @param {number} delta
-   */
+  // The rows in the DOM, in display order.
+  attached() {
+    const out = [];
+    for (let i = this.list.first; i < this.list.last; i++) {
+      const el = this.els.get(this.shown[i]);
+      if (el) out.push(el);
+    }
+    return out;
+  }
+
+  // The first attached row whose bottom is below the page header (the row the reader is at), or null.
+  firstInView() {
+    const header = document.querySelector(".app-header");
+    const top = header ? header.getBoundingClientRect().bottom : 0;
+    for (const el of this.attached()) {
+      if (el.hidden) continue;
+      const r = el.getBoundingClientRect();
+      if (r.bottom > top + 1) return r.top < window.innerHeight ? el : null;
+    }
+    return null;
+  }
+
+  // Moves keyboard focus by `delta` shown nodes from the focused one (or from the top of the viewport).
   focusBy(delta) {
-    const keys = this.shownKeys();
+    const keys = this.shown;
     if (!keys.length) return;
     const current = document.activeElement?.closest?.("article[data-key]");
-    let i = current instanceof HTMLElement ? keys.indexOf(current.dataset.key ?? "") : -1;
+    let i = current ? keys.indexOf(current.dataset.key) : -1;
     if (i < 0) {
-      const visible = this.visibleKeys(0).filter((k) => !this.el(k).hidden);
+      const visible = this.visibleKeys(0);
       i = visible.length ? keys.indexOf(delta > 0 ? visible[0] : visible[visible.length - 1]) - delta : -1;
     }
     const next = Math.max(0, Math.min(keys.length - 1, i + delta));
     this.focusKey(keys[next]);
   }
 
-  /**
-   * @param {string} key
-   * @param {{block?: ScrollLogicalPosition}} [options]
-   */
+  // Scrolls a row into view (attaching it) and focuses it; returns its element.
   focusKey(key, { block = "nearest" } = {}) {
-    this.pinned = null; // going somewhere on purpose
-    const el = this.els.get(key);
-    if (!el) return;
-    el.scrollIntoView({ block });
-    el.focus({ preventScroll: true });
+    const el = this.list.scrollToIndex(this.shown.indexOf(key), block);
+    el?.focus({ preventScroll: true });
+    return el;
   }
 
   scrollToEnd() {
-    this.pinned = null;
-    const keys = this.shownKeys();
-    if (keys.length) this.el(keys[keys.length - 1]).scrollIntoView({ block: "end" });
+    if (this.shown.length) this.list.scrollToIndex(this.shown.length - 1, "end");
   }
 
-  /** @param {number} [slack] */
   atEnd(slack = 48) {
     const doc = document.scrollingElement || document.documentElement;
     return doc.scrollHeight - doc.scrollTop - window.innerHeight <= slack;

@@ -95,6 +95,13 @@ function call(method, ...args) {
   }
 }
 
+/** @param {ArrayBuffer | Uint8Array} bytes */
+function replayed(bytes) {
+  const result = JSON.parse(new TextDecoder().decode(bytes));
+  result.wasmHeapBytes = /** @type {any} */ (pyodide)._module.HEAP8.length;
+  return result;
+}
+
 /** @param {ArrayBuffer | Uint8Array} buffer */
 function bytesOf(buffer) {
   return buffer instanceof Uint8Array ? buffer : new Uint8Array(buffer);
@@ -142,6 +149,20 @@ const OPS = {
   rowText: async (_id, { key }) => call("row_text", key),
   // Pyodide has no public API for its heap size; wasm memory is reached through its (documented) module object.
   heapSize: async () => /** @type {any} */ (pyodide)._module.HEAP8.length,
+  digest: async () => call("digest"),
+  capabilities: async () => call("capabilities"),
+  trajectory: async () => call("trajectory_view"),
+  context: async () => call("context_view"),
+  contextMessage: async (_id, { seq }) => call("context_message", seq),
+  search: async (_id, { query, includeHidden = false }) => call("search", String(query), Boolean(includeHidden)),
+  records: async (_id, { key }) => call("records", String(key)),
+  recordMembers: async (_id, { key, index }) => call("record_members", String(key), index),
+  export: async (_id, { format, scope, title, bytes }) =>
+    call("export", String(format), String(scope), String(title || ""), bytes ? bytesOf(bytes) : undefined), // undefined reaches Python as None (null would be JsNull)
+  // The replay measurement (assembler/browser/replay.py), shared by the "Replay benchmark" panel and
+  // perf.bench_browser: one page folded in a scratch window; the wasm heap is read right after it.
+  replayPage: async (_id, { bytes }) => replayed(call("replay_page", bytesOf(bytes))),
+  replayWindow: async (_id, { mode }) => replayed(call("replay_window", String(mode))),
 };
 
 if (TEST_MODE) {

@@ -14,6 +14,7 @@ import msgspec
 
 from .. import render
 from ..journal import PageRequest
+from ..jsontext import encode_with
 from ..views import InputMessageData, ViewNode, hidden_by_default
 
 __all__ = [
@@ -26,8 +27,12 @@ __all__ = [
     "error_value",
 ]
 
-encode_json = msgspec.json.Encoder().encode
-"""Any result value → the JSON bytes the page receives."""
+_encode = msgspec.json.Encoder().encode
+
+
+def encode_json(value: Any) -> bytes:
+    """Any result value → the JSON bytes the page receives (a lone surrogate written as its escape)."""
+    return encode_with(_encode, value)
 
 
 def as_bytes(data: Any) -> bytes | bytearray | memoryview:
@@ -56,6 +61,7 @@ class NodeMeta(msgspec.Struct, omit_defaults=True):
     size: int
     hidden: bool = False
     role: str | None = None
+    turn: int | None = None
 
 
 def node_meta(node: ViewNode, rev: int) -> NodeMeta:
@@ -64,8 +70,9 @@ def node_meta(node: ViewNode, rev: int) -> NodeMeta:
     size = sum(len(text) for _, text in render.node_text_blocks(node))
     data = node.data
     role = data.kind if node.kind == "input-message" and type(data) is InputMessageData else None
+    turn = node.location.turn
     return NodeMeta(key=node.key, kind=node.kind, seq=node.anchorSeq, rev=rev, label=render.node_label(node),
-                    size=size, hidden=hidden_by_default(node), role=role)
+                    size=size, hidden=hidden_by_default(node), role=role, turn=turn if type(turn) is int else None)
 
 
 def request_value(request: PageRequest) -> dict[str, Any]:

@@ -9,10 +9,13 @@ per node, by ``render`` (DESIGN rule 8).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
+
+import msgspec
 
 from definitions import default_definitions
 
@@ -21,6 +24,8 @@ from ..conversation import ConversationAssembler
 from ..errors import AssemblerError
 from ..history import DEFAULT_MAX_MESSAGES, MessageIndex
 from ..journal import Append, Journal, JournalError, PageRequest, Prepend, Replace, session_journal
+from ..lazy_rows import decode_lazy_page
+from ..live_repack import LiveRepacker
 from ..logfile import LoadResult
 from ..records import (
     EventFrame,
@@ -29,14 +34,14 @@ from ..records import (
     SessionPage,
     SnapshotFrame,
     decode_follow_frame,
-    decode_page,
     record_range,
 )
 from ..render.texts import tool_texts
-from ..transcript import by_anchor, canonical_json, transcript
+from ..transcript import by_anchor, canonical_json, current_transcript, summarize, transcript
 from ..views import FlushResult, ToolData, ViewNode, hidden_by_default
 from .local import FileLoad
 from .rowtext import plain_text
+from .search import SearchIndex
 from .updates import (
     as_bytes,
     elapsed_ms,
@@ -45,14 +50,20 @@ from .updates import (
     node_meta,
     request_value,
 )
+from .view_api import ViewsMixin
 
 __all__ = [
+    "CallOrderError",
     "Viewer",
     "VIEWER",
 ]
 
 
-class Viewer:
+class CallOrderError(RuntimeError):
+    """An entry point called out of order (``file_feed`` before ``file_begin``): the worker's bug, raised."""
+
+
+class Viewer(ViewsMixin):
     """One viewer window: a journal, an assembler over its window, the current chat nodes and an optional local
     source that answers "Load older". Every public method returns JSON bytes for the page.
 
@@ -62,8 +73,9 @@ class Viewer:
     alongside whatever was still shown.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, repack_live: bool = True) -> None:
         self._rev = 0  # never reset: a rev names one node state across windows (keys repeat between sessions)
+        self.repack_live = repack_live  # pack a live block's deltas into one row when it ends (``live_repack``)
         self.reset()
 
     def reset(self) -> None:
@@ -72,7 +84,8 @@ class Viewer:
         self.journal = _journal()
         self.chat: dict[str, ViewNode] = {}
         self.revs: dict[str, int] = {}
-        self.trajectory: set[str] = set()
+        self.trajectory_nodes: dict[str, ViewNode] = {}
+        self._search = SearchIndex()
         self.header: dict[str, Any] | None = None
         self.index: MessageIndex | None = None
         self.file: FileLoad | None = None
@@ -80,6 +93,7 @@ class Viewer:
         self.page_requests: dict[int, PageRequest] = {}
         self._context: render.RenderContext | None = None
         self._live = False
+        self.repacker = LiveRepacker()
 
     # -- applying publications ---------------------------------------------------------------------------------
 
@@ -92,10 +106,14 @@ class Viewer:
                 requests.append(request_value(out))
             elif isinstance(out, Replace):
                 asm.replace_window(out.entries, out.has_more)
+                if self.repack_live:
+                    self.repacker.replaced(out.entries)
             elif isinstance(out, Prepend):
                 asm.prepend(out.entries, out.has_more)
             elif isinstance(out, Append):
                 asm.append(out.entry)
+                if self.repack_live:
+                    self.repacker.appended(asm, out.entry)
         return requests
 
     def _take(self, result: FlushResult | None) -> tuple[bool, list[ViewNode], list[str]]:
@@ -106,8 +124,9 @@ class Viewer:
             return False, [], []
         traj = result.views.get("trajectory")
         if traj is not None:
-            keys = {n.key for n in traj.nodes}
-            self.trajectory = keys if traj.replace else self.trajectory | keys
+            if traj.replace:
+                self.trajectory_nodes = {}
+            self.trajectory_nodes.update((n.key, n) for n in traj.nodes)
         chat = result.views.get("chat")
         if chat is None:
             return False, [], []
@@ -126,9 +145,6 @@ class Viewer:
             self.revs[node.key] = self._rev
         return chat.replace, chat.nodes, removed
 
-    def _ordered(self) -> list[ViewNode]:
-        return by_anchor(self.chat.values())
-
     def _update(self, replace: bool, changed: Sequence[ViewNode], removed: Sequence[str],
                 requests: Sequence[dict[str, Any]] = (), **extra: Any) -> dict[str, Any]:
         nodes = self._ordered() if replace else by_anchor(changed)
@@ -144,13 +160,18 @@ class Viewer:
             "requests": list(requests),
             "stats": self.stats(),
         }
+        if self.assembler.faults:  # events a Definition could not fold, shown raw (issue 9 item 5)
+            value["inputFaults"] = [{"seq": f.seq, "type": f.type, "message": str(f)} for f in self.assembler.faults]
+        if replace or any(n.kind in ("turn-tail", "tool") for n in changed):
+            # The header's session totals: recomputed when a turn ends or a tool row appears, not per delta.
+            value["summary"] = msgspec.to_builtins(summarize(self.chat.values()))
         value.update(extra)
         return value
 
     def stats(self) -> dict[str, int]:
         # The assembler holds the window (the journal keeps only cursors): every entry is one input.
         return {"records": self.assembler.entry_count, "inputs": self.assembler.entry_count,
-                "chatNodes": len(self.chat), "trajectoryNodes": len(self.trajectory)}
+                "chatNodes": len(self.chat), "trajectoryNodes": len(self.trajectory_nodes)}
 
     def _flush_update(self, requests: Sequence[dict[str, Any]] = (), **extra: Any) -> dict[str, Any]:
         replace, changed, removed = self._take(self.assembler.flush())
@@ -181,17 +202,18 @@ class Viewer:
     # -- entry points: pages and follow ---------------------------------------------------------------------------
 
     def load_page(self, data: Any) -> bytes:
-        """Replace the window with one ``SessionPage`` (its JSON bytes); fold it and compute the digest."""
+        """Replace the window with one ``SessionPage`` (its JSON bytes) and fold it (``digest`` computes the digest
+        on request, off this path). Packed fragments stay lazy (``lazy_rows``) unless something reads them."""
         self.reset()
         t0 = time.perf_counter()
         try:
-            page = decode_page(as_bytes(data))
+            page = decode_lazy_page(as_bytes(data))
         except AssemblerError as exc:
             return encode_json(self._error_update(exc, "page"))
         ms_decode = elapsed_ms(t0)
         cursor = _tail(page.records)
         try:
-            update = self._replace(page.records, page.hasMore, cursor, digest=True)
+            update = self._replace(page.records, page.hasMore, cursor)
         except AssemblerError as exc:
             return encode_json(self._error_update(exc, "page"))
         update["ms"]["decode"] = ms_decode
@@ -230,6 +252,14 @@ class Viewer:
             update["sessionError"] = session_error
         return encode_json(update)
 
+    def digest(self) -> bytes:
+        """The transcript digest of what the window shows now: ``{digest, canonicalBytes, ms}`` (the sha256 of the
+        canonical transcript JSON, as ``assemble --all --digest`` prints for the same records)."""
+        t0 = time.perf_counter()
+        canonical = canonical_json(current_transcript(self.assembler))
+        return encode_json({"digest": hashlib.sha256(canonical).hexdigest(), "canonicalBytes": len(canonical),
+                            "ms": elapsed_ms(t0)})
+
     def reconnected(self) -> None:
         """The page opened a new follow connection: the next frame must be its snapshot."""
         if self.journal.last_cursor is not None and self.journal.failed is None:
@@ -258,7 +288,7 @@ class Viewer:
         if request is None:
             return encode_json(self._flush_update())
         try:
-            page = decode_page(as_bytes(data))
+            page = decode_lazy_page(as_bytes(data))
         except AssemblerError as exc:
             return encode_json(self._error_update(exc, "page"))
         return self._answer(request, page)
@@ -299,7 +329,7 @@ class Viewer:
     def file_feed(self, data: Any) -> bytes:
         """Parse the next slice of the file; returns progress ``{bytes, size, lines, events, records, error}``."""
         if self.file is None:
-            raise RuntimeError("file_feed before file_begin")
+            raise CallOrderError("file_feed before file_begin")
         self.file.feed(as_bytes(data))
         return encode_json(self.file.progress())
 
@@ -312,7 +342,7 @@ class Viewer:
         """
         load = self.file
         if load is None:
-            raise RuntimeError("file_finish before file_begin")
+            raise CallOrderError("file_finish before file_begin")
         result = load.finish()
         self.load_result = result
         self.header = result.header
@@ -336,6 +366,24 @@ class Viewer:
         update.update(load.outcome(result))
         self.file = None
         return encode_json(update)
+
+    # -- entry points: replay benchmark --------------------------------------------------------------------------
+
+    def replay_page(self, data: Any) -> bytes:
+        """Fold one ``SessionPage`` (its JSON bytes) in a scratch window, stage by stage (``replay.replay_page``);
+        the open window is untouched. ``perf.bench_browser`` calls this."""
+        from .replay import replay_page
+
+        try:
+            return encode_json(replay_page(data))
+        except AssemblerError as exc:
+            return encode_json({"error": error_value(exc, "replay")})
+
+    def replay_window(self, mode: str) -> bytes:
+        """Replay the open window as a ``scalar`` or ``packed`` page (the viewer's "Replay benchmark" panel)."""
+        from .replay import window_page
+
+        return self.replay_page(window_page(self, str(mode)))
 
     # -- entry points: HTML ----------------------------------------------------------------------------------------
 
@@ -399,6 +447,34 @@ class Viewer:
                 break
         in_window = first is None or seq >= first or not self.journal.has_more
         return encode_json({"key": None if best is None else best.key, "inWindow": in_window})
+
+
+def _guard(name: str, method: Callable[..., bytes]) -> Callable[..., bytes]:
+    """``method`` that never lets an unexpected Python exception (``TypeError``, ``RecursionError``, ...) out: the
+    page gets ``{"error": {..., "internal": true}}`` beside what is still shown. Calls out of order and
+    ``AssemblerError`` (a Definition breaking its contract) still raise."""
+
+    @functools.wraps(method)
+    def entry(self: Viewer, *args: Any, **kwargs: Any) -> bytes:
+        try:
+            return method(self, *args, **kwargs)
+        except (CallOrderError, AssemblerError):
+            raise  # a call out of order, or a Definition breaking its contract: the worker reports what it raised
+        except Exception as exc:  # the last line of defence of the worker
+            error = {**error_value(exc, name), "internal": True}
+            try:
+                update = self._update(False, [], [])
+            except Exception:
+                update = {}
+            update["error"] = error
+            return encode_json(update)
+
+    return entry
+
+
+for _name in ("load_page", "apply_frames", "request_older", "answer_page", "page_failed", "file_feed",
+              "file_finish", "render", "render_more", "render_section", "find_seq"):
+    setattr(Viewer, _name, _guard(_name, getattr(Viewer, _name)))
 
 
 def _journal() -> Journal[HistoryRecord]:

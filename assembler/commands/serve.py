@@ -35,6 +35,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
         from ..server import create_app
         from ..server.hosts import host_name, is_loopback
+        from ._common import max_line_bytes
     except ImportError as exc:  # pragma: no cover - the server extra is missing
         sys.stderr.write(f"transcript-assembler: serve needs the 'server' extra ({exc})\n")
         return 1
@@ -50,7 +51,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     host, port = sock.getsockname()[:2]
     try:
         app = create_app(args.paths or ["."], static_dir=args.static, serve_static=not args.no_static,
-                         poll_interval=args.poll, allowed_hosts=args.allow_host, bound_host=host)
+                         poll_interval=args.poll, allowed_hosts=args.allow_host, bound_host=host,
+                         max_line_bytes=max_line_bytes())
     except ValueError as exc:  # a malformed --allow-host
         sock.close()
         sys.stderr.write(f"transcript-assembler: --allow-host: {exc}\n")

@@ -7,6 +7,7 @@ violation raises and leaves the last good window published; after one on the liv
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, Literal, TypeVar
 
@@ -152,6 +153,23 @@ class Journal(Generic[E]):
             self.window.append(publication.entry)
         self.revision += 1
         return publication
+
+    def repack(self, old: Sequence[E], new: E) -> bool:
+        """Swap the consecutive window entries ``old`` for ``new``, one entry covering exactly their range (live
+        repacking, ``live_repack``). Only a journal that keeps its window; cursors and ranges stay as they were.
+        Returns False, changing nothing, when ``old`` is not in the window or ``new`` does not cover its range."""
+        if not self._keep_window or not old:
+            return False
+        first, last = self._range(new)
+        if self._range(old[0])[0] != first or self._range(old[-1])[1] != last:
+            return False
+        window = self.window
+        i = bisect_left(window, first, key=lambda e: self._range(e)[0])
+        n = len(old)
+        if len(window) < i + n or any(a is not b for a, b in zip(window[i:i + n], old, strict=True)):
+            return False
+        window[i:i + n] = [new]
+        return True
 
     # -- stream input -------------------------------------------------------------------------------------------
 

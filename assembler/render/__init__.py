@@ -12,8 +12,8 @@ Pure: no I/O.
 
 Modules: ``markdown`` (markdown-it and Pygments setup, escaping, safe links), ``slices`` (bounded text slices and
 "Show more"), ``texts`` (a node's text blocks, label and data readers), ``nodes`` (node → HTML per kind, and the
-lazily requested pieces), ``document`` (the static export's article and page), ``css`` (the stylesheet). Import
-from this package.
+lazily requested pieces), ``document`` (the static export's article and page), ``markdown_export`` (the Markdown
+export), ``tools`` and ``toolrows`` (tool-aware rows), ``css`` (the stylesheet). Import from this package.
 """
 
 from .css import (
@@ -31,6 +31,9 @@ from .markdown import (
     escape,
     is_safe_link,
     markdown_html,
+)
+from .markdown_export import (
+    render_markdown,
 )
 from .nodes import (
     RenderContext,
@@ -65,6 +68,7 @@ __all__ = [
     "render_section",
     "render_article",
     "render_document",
+    "render_markdown",
     "node_label",
     "stylesheet",
     "pygments_css",

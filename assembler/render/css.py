@@ -110,6 +110,37 @@ details > summary .row-label { color: var(--fg); }
 .event-summary { font-family: var(--mono); }
 .message-clock { margin-left: 0.5rem; text-transform: none; }
 .export-title { font-size: 1.2rem; max-width: 52rem; margin: 0 auto 1rem; }
+.turn-divider { display: flex; align-items: center; gap: 0.6rem; margin: 0.8rem 0 0.4rem; font-size: 0.75rem;
+  color: var(--muted); text-transform: uppercase; letter-spacing: 0.04em; }
+.turn-divider::before, .turn-divider::after { content: ""; flex: 1; border-top: 1px solid var(--border); }
+.tail-model { font-family: var(--mono); }
+.dot { display: inline-block; width: 0.55rem; height: 0.55rem; border-radius: 50%; margin-right: 0.35rem;
+  background: var(--muted); vertical-align: middle; }
+.dot-done { background: #1a7f37; } .dot-error { background: var(--error-fg); } .dot-running { background: #bf8700; }
+.dot-interrupted { background: var(--warn-fg); }
+.tool-icon { font-family: var(--mono); margin-right: 0.3rem; color: var(--muted); }
+.tool-summary { font-family: var(--mono); font-size: 0.85rem; }
+.diff { font-family: var(--mono); font-size: 0.85rem; max-height: 32rem; overflow: auto; margin: 0; }
+.diff .add { background: color-mix(in srgb, #1a7f37 18%, transparent); display: block; }
+.diff .del { background: color-mix(in srgb, #cf222e 18%, transparent); display: block; }
+.diff .hunk { color: var(--accent); display: block; } .diff .ctx { display: block; }
+.diff-add { color: #1a7f37; } .diff-del { color: #cf222e; }
+.lines { font-family: var(--mono); font-size: 0.85rem; max-height: 32rem; overflow: auto; border-collapse: collapse; }
+.lines td { padding: 0 0.5rem; vertical-align: top; white-space: pre-wrap; }
+.lines td.ln { color: var(--muted); text-align: right; user-select: none; }
+.terminal { background: #0d1117; color: #e6edf3; border-radius: 6px; padding: 0.5rem 0.7rem; font-family: var(--mono);
+  font-size: 0.85rem; max-height: 32rem; overflow: auto; white-space: pre-wrap; }
+.terminal .prompt { color: #7ee787; } .terminal .exit { color: #9198a1; display: block; margin-top: 0.3rem; }
+.terminal .exit-bad { color: #ffa198; }
+.checklist { list-style: none; padding-left: 0.4rem; margin: 0.3rem 0; }
+.checklist .done { text-decoration: line-through; color: var(--muted); }
+.web-card { border: 1px solid var(--border); border-radius: 8px; padding: 0.4rem 0.6rem; }
+.web-card a { color: var(--accent); }
+.tool-body pre.code, .tool-body .plain-pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+.subcalls { border-left: 3px solid var(--border); padding-left: 0.6rem; margin-top: 0.4rem; }
+.event-card { font-size: 0.9rem; border-left: 3px solid var(--accent); padding: 0.2rem 0.6rem; }
+.event-card .row-label { margin-right: 0.4rem; }
+.event-card.is-denied, .event-card.is-blocked { border-left-color: var(--error-fg); }
 """
 
 

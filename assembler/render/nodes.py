@@ -17,6 +17,7 @@ from msgspec import UNSET
 
 from ..locations import TurnLocation
 from ..views import (
+    ActivityData,
     AssistantStepData,
     CommandData,
     CompactionData,
@@ -30,7 +31,10 @@ from ..views import (
     ToolData,
     TurnTailData,
     ViewNode,
+    hidden_by_default,
+    is_recorded_time,
 )
+from .activity import activity_html, overflow_html
 from .markdown import HIGHLIGHT_LIMIT, code_html, escape
 from .slices import SLICE_CHARS, sliced
 from .texts import (
@@ -43,9 +47,11 @@ from .texts import (
     input_text,
     json_text,
     node_text_blocks,
+    plural,
     token_count_text,
-    tool_texts,
+    usage_parts,
 )
+from .toolrows import streamed_call_html, tool_row_html, tool_section_html
 
 __all__ = [
     "RenderContext",
@@ -57,14 +63,19 @@ __all__ = [
 
 
 class RenderContext:
-    """What a node's HTML may need beyond the node itself: turn start times (for "Ran for") and the call ids that
-    have their own tool row (so an assistant step does not repeat them)."""
+    """What a node's HTML may need beyond the node itself: turn start times (for "Ran for"), the call ids that
+    have their own tool row (so an assistant step does not repeat them), the turns whose end is an interruption
+    notice (so an interrupted step does not say it again) and the first row of each turn (it carries the turn
+    divider), by key."""
 
-    __slots__ = ("turn_start_times", "shown_calls")
+    __slots__ = ("turn_start_times", "shown_calls", "interrupted_turns", "turn_first_keys")
 
-    def __init__(self, turn_start_times: Mapping[Any, int] | None = None, shown_calls: Iterable[str] = ()) -> None:
+    def __init__(self, turn_start_times: Mapping[Any, int] | None = None, shown_calls: Iterable[str] = (),
+                 interrupted_turns: Iterable[Any] = (), turn_first_keys: Mapping[str, Any] | None = None) -> None:
         self.turn_start_times = dict(turn_start_times or {})
         self.shown_calls = frozenset(shown_calls)
+        self.interrupted_turns = frozenset(interrupted_turns)
+        self.turn_first_keys = dict(turn_first_keys or {})
 
 
 _EMPTY_CONTEXT = RenderContext()
@@ -74,55 +85,48 @@ def render_context(turns: Mapping[Any, TurnLocation], nodes: Iterable[ViewNode])
     """The context of one window (the page's and the export's): each turn's start time from its ``turn/start``, and
     the call ids that have their own ``tool`` row among ``nodes``."""
     starts = {turn: tl.start.time for turn, tl in turns.items() if tl.start is not None}
-    return RenderContext(turn_start_times=starts, shown_calls=(n.id for n in nodes if n.kind == "tool"))
+    shown: list[str] = []
+    interrupted: list[Any] = []
+    first: dict[str, Any] = {}
+    seen_turns: set[Any] = set()
+    for n in sorted(nodes, key=lambda n: n.anchorSeq):
+        if n.kind == "tool":
+            shown.append(n.id)
+        elif n.kind == "turn-notice" and type(n.data) is NoticeData and n.data.kind == "interrupted":
+            interrupted.append(n.location.turn)
+        turn = n.location.turn
+        if type(turn) is int and turn not in seen_turns and not hidden_by_default(n):
+            seen_turns.add(turn)
+            first[n.key] = turn
+    return RenderContext(turn_start_times=starts, shown_calls=shown, interrupted_turns=interrupted,
+                         turn_first_keys=first)
 
 
 # --- node renderers ----------------------------------------------------------------------------------------------
 
+def think_body_offset(text: str) -> int:
+    """Where a Think row's body starts: after its first line when the title shows that line whole (the body never
+    repeats the title), else 0."""
+    stripped = text.lstrip()
+    line_end = stripped.find("\n")
+    line = stripped if line_end < 0 else stripped[:line_end]
+    if first_line(text) != line.strip():
+        return 0
+    return len(text) if line_end < 0 else len(text) - len(stripped) + line_end + 1
+
+
 def _think(key: str, block: int, text: str, *, limit: int | None, lazy: bool) -> str:
     title = escape(first_line(text)) or "…"
+    offset = think_body_offset(text)
     if lazy:
         body = f'<div class="think-body md" data-think-block="{block}" data-pending="1"></div>'
+    elif offset >= len(text):
+        body = '<div class="think-body md"></div>'
     else:
-        body = f'<div class="think-body md">{sliced(text, markdown=True, key=key, block=block, limit=limit)}</div>'
+        body = (f'<div class="think-body md">'
+                f'{sliced(text, markdown=True, key=key, block=block, offset=offset, limit=limit)}</div>')
     return (f'<details class="think" data-block="{block}"><summary><span class="row-label">Think</span> '
             f'<span class="think-title">{title}</span></summary>{body}</details>')
-
-
-def _tool_title(name: Any, args_pretty: str, *, error: bool, status: str) -> str:
-    label = escape(name) if name not in (None, "") else "tool"
-    summary = escape(first_line(args_pretty.replace("\n", " "), 120)) if args_pretty else ""
-    marks = '<span class="badge badge-error">Failed</span> ' if error else ""
-    if status and not error and status not in ("done", "complete", "completed", "settled"):
-        marks += f'<span class="badge">{escape(status)}</span> '
-    tail = f' <span class="tool-args-summary">{summary}</span>' if summary else ""
-    return f'{marks}<span class="row-label tool-name">{label}</span>{tail}'
-
-
-def _tool_body(key: str, args_pretty: str, is_json: bool, result: str | None, *, error: bool,
-               limit: int | None) -> str:
-    parts = []
-    if args_pretty:
-        parts.append('<div class="tool-section"><div class="section-label">Arguments</div>')
-        if is_json and (limit is None or len(args_pretty) <= limit):
-            parts.append(code_html(args_pretty, "json"))
-        else:
-            parts.append(f'<div class="mono">{sliced(args_pretty, markdown=False, key=key, block=0, limit=limit)}'
-                         "</div>")
-        parts.append("</div>")
-    if result is not None:
-        parts.append(f'<div class="tool-section tool-result{" is-error" if error else ""}">'
-                     f'<div class="section-label">{"Error" if error else "Result"}</div><div class="mono">'
-                     f'{sliced(result, markdown=False, key=key, block=1, limit=limit)}</div></div>')
-    return "".join(parts)
-
-
-def _streamed_call(name: Any, args: Any) -> str:
-    """A tool call still streaming inside an assistant step (its own tool row has not appeared yet)."""
-    raw = args if type(args) is str else ""
-    shown = raw if len(raw) <= SLICE_CHARS else raw[:SLICE_CHARS] + "…"
-    return (f'<div class="tool tool-streaming"><div>{_tool_title(name, "", error=False, status="")}</div>'
-            f'<div class="mono"><div class="plain">{escape(shown)}</div></div></div>')
 
 
 def _render_assistant(node: ViewNode, data: AssistantStepData, ctx: RenderContext, limit: int | None,
@@ -147,7 +151,7 @@ def _render_assistant(node: ViewNode, data: AssistantStepData, ctx: RenderContex
             call_id = block.callId  # type: ignore[union-attr]
             if type(call_id) is str and call_id in ctx.shown_calls:
                 continue
-            parts.append(_streamed_call(block.name, block.argsRaw))  # type: ignore[union-attr]
+            parts.append(streamed_call_html(block.name, block.argsRaw))  # type: ignore[union-attr]
         elif t is ImageBlockView:
             parts.append('<div class="image-block">[image]</div>')
         else:
@@ -155,7 +159,7 @@ def _render_assistant(node: ViewNode, data: AssistantStepData, ctx: RenderContex
             btype = inner.get("type") if type(inner) is dict else None
             parts.append(f'<div class="other-block">[{escape(btype or "content block")}]</div>')
     status = data.status
-    if status == "interrupted":
+    if status == "interrupted" and node.location.turn not in ctx.interrupted_turns:
         parts.append('<p class="notice notice-interrupted">Interrupted</p>')
     elif status == "running":
         parts.append('<p class="notice notice-running" aria-label="streaming">…</p>')
@@ -164,29 +168,34 @@ def _render_assistant(node: ViewNode, data: AssistantStepData, ctx: RenderContex
 
 def _render_turn_tail(node: ViewNode, data: TurnTailData, ctx: RenderContext, limit: int | None,
                       lazy: bool = True) -> str:
+    """The end of a turn. Durations, TTFT and throughput only from recorded times (``is_recorded_time``); counts
+    (steps, tool calls) always; token usage as recorded (any subset) and the model."""
     bits: list[str] = []
-    clock = clock_text(data.time)
-    if clock:
-        bits.append(f'<span class="tail-clock">{clock}</span>')
-    start = ctx.turn_start_times.get(data.turn)
     end = data.time
-    if type(start) is int and type(end) is int and end >= start:
-        bits.append(f'<span class="tail-ran">Ran for {duration_text(end - start)}</span>')
+    recorded = is_recorded_time(end)
+    if recorded:
+        bits.append(f'<span class="tail-clock">{clock_text(end)}</span>')
+    start = ctx.turn_start_times.get(data.turn)
+    if recorded and is_recorded_time(start) and end >= start:  # type: ignore[operator]  # both checked numbers
+        bits.append(f'<span class="tail-ran">Ran for {duration_text(end - start)}</span>')  # type: ignore[operator]
     ttft = data.ttftMs
     if type(ttft) in (int, float):
         bits.append(f'<span class="tail-ttft">TTFT {duration_text(ttft)}</span>')
     tps = data.tokensPerSecond
     if type(tps) in (int, float):
         bits.append(f'<span class="tail-tps">{tps:.1f} tok/s</span>')
-    usage = data.tokenUsage
-    if usage is not UNSET:
-        use = [f"Input {token_count_text(usage.uncachedInputTokens)} tok",
-               f"Output {token_count_text(usage.outputTokens)} tok"]
-        if type(usage.cacheReadTokens) is int:
-            use.append(f"Cache read {token_count_text(usage.cacheReadTokens)} tok")
-        if type(usage.reasoningTokens) is int:
-            use.append(f"Reasoning {token_count_text(usage.reasoningTokens)} tok")
-        bits.append(f'<span class="tail-usage">{" · ".join(use)}</span>')
+    counts = []
+    if type(data.steps) is int:
+        counts.append(plural(data.steps, "step"))
+    if type(data.toolCalls) is int and data.toolCalls:
+        counts.append(plural(data.toolCalls, "tool call"))
+    if counts:
+        bits.append(f'<span class="tail-counts">{" · ".join(counts)}</span>')
+    use = usage_parts(data)
+    if use:
+        bits.append(f'<span class="tail-usage">{escape(" · ".join(use))}</span>')
+    if type(data.models) is list and data.models:
+        bits.append(f'<span class="tail-model">{escape(", ".join(str(m) for m in data.models))}</span>')
     return f'<div class="turn-tail">{" ".join(bits)}</div>'
 
 
@@ -221,24 +230,8 @@ def _render_input(node: ViewNode, data: InputMessageData, ctx: RenderContext, li
             f'{sliced(text, markdown=False, key=key, block=0, limit=limit)}</div>')
 
 
-def _tool_error(data: ToolData) -> bool:
-    result = data.result
-    return bool(data.status in ("error", "failed") or (
-        result is not UNSET and (result.isError or result.error)))
-
-
 def _render_tool(node: ViewNode, data: ToolData, ctx: RenderContext, limit: int | None, lazy: bool = True) -> str:
-    key = node.key
-    pretty, is_json, result = tool_texts(data)
-    error = _tool_error(data)
-    status = str(data.status or "")
-    title = _tool_title(data.name, pretty, error=error, status=status)
-    if lazy:
-        body = '<div class="tool-body" data-think-block="0" data-pending="1"></div>'
-    else:
-        body = f'<div class="tool-body">{_tool_body(key, pretty, is_json, result, error=error, limit=limit)}</div>'
-    css = "tool tool-error" if error else "tool"
-    return f'<details class="{css}" data-block="0"><summary>{title}</summary>{body}</details>'
+    return tool_row_html(node, data, limit, lazy)
 
 
 def _notice(css: str, label: str, text: str) -> str:
@@ -271,7 +264,8 @@ def _render_turn_notice(node: ViewNode, data: NoticeData, ctx: RenderContext, li
     if kind == "blocked":
         return _notice("notice-interrupted", "Blocked", "The turn was blocked.")
     label = "Error" + (f" ({code})" if type(code) is str and code else "")
-    return _notice("notice-error", label, _notice_message(data) or "The turn ended with an error.")
+    own = data.errorMessage if type(data.errorMessage) is str else ""
+    return _notice("notice-error", label, _notice_message(data) or own or "The turn ended with an error.")
 
 
 def _value(value: Any) -> Any:
@@ -298,7 +292,7 @@ def _render_compaction(node: ViewNode, data: CompactionData, ctx: RenderContext,
     count = None
     if type(rng) is dict and type(rng.get("start")) is int and type(rng.get("end")) is int:
         count = rng["end"] - rng["start"] + 1
-    bits = [f"Compacted {count} history items" if count is not None else
+    bits = [f"Compacted {plural(count, 'history item')}" if count is not None else
             ("Pruned history" if data.kind == "prune" else "Compacting history")]
     if type(tokens) in (int, float):
         bits.append(f"(~{token_count_text(tokens)} tokens)")
@@ -393,6 +387,16 @@ def _render_generic(node: ViewNode, data: Any, ctx: RenderContext, limit: int | 
             f'<span class="generic-title">{escape(title)}</span></summary>{body}</details>')
 
 
+def _render_activity(node: ViewNode, data: ActivityData, ctx: RenderContext, limit: int | None,
+                     lazy: bool = True) -> str:
+    return activity_html(data)
+
+
+def _render_overflow(node: ViewNode, data: NoticeData, ctx: RenderContext, limit: int | None,
+                     lazy: bool = True) -> str:
+    return overflow_html(data)
+
+
 _Renderer = Callable[[ViewNode, Any, RenderContext, "int | None", bool], str]
 _RENDERERS: dict[str, tuple[type, _Renderer]] = {
     "assistant-step": (AssistantStepData, _render_assistant),
@@ -404,6 +408,11 @@ _RENDERERS: dict[str, tuple[type, _Renderer]] = {
     "compaction": (CompactionData, _render_compaction),
     "command": (CommandData, _render_command),
     "event": (EventData, _render_event),
+    "approval": (ActivityData, _render_activity),
+    "goal": (ActivityData, _render_activity),
+    "hook-block": (ActivityData, _render_activity),
+    "subagent": (ActivityData, _render_activity),
+    "overflow-notice": (NoticeData, _render_overflow),
 }
 """Node kind -> (the data Struct it must carry, its renderer)."""
 
@@ -413,14 +422,17 @@ def render_node(node: ViewNode, *, context: RenderContext | None = None, limit: 
     """The inner HTML of one chat node. ``limit`` bounds each text block (None renders everything); ``lazy``
     leaves collapsed bodies empty (``render_section`` fills them when opened)."""
     ctx = context or _EMPTY_CONTEXT
+    turn = ctx.turn_first_keys.get(node.key)
+    divider = "" if turn is None else (f'<div class="turn-divider" role="separator" aria-label="Turn {turn}">'
+                                       f'<span>Turn {turn}</span></div>')
     entry = _RENDERERS.get(node.kind)
     if entry is None or type(node.data) is not entry[0]:
-        return _render_generic(node, node.data, ctx, limit, lazy)
+        return divider + _render_generic(node, node.data, ctx, limit, lazy)
     try:
-        return entry[1](node, node.data, ctx, limit, lazy)
+        return divider + entry[1](node, node.data, ctx, limit, lazy)
     except (KeyError, TypeError, ValueError, AttributeError):
         # An unexpected value inside the data must never break the page: show it as data instead.
-        return _render_generic(node, node.data, ctx, limit, lazy)
+        return divider + _render_generic(node, node.data, ctx, limit, lazy)
 
 
 def render_block_slice(node: ViewNode, block: int, offset: int, *, limit: int = SLICE_CHARS) -> str:
@@ -436,6 +448,11 @@ def render_section(node: ViewNode, section: int, *, limit: int = SLICE_CHARS) ->
     """The body of a collapsed row (Think, context injection, compaction summary, tool), rendered when opened.
     ``section`` is the row's ``data-block``."""
     if node.kind == "tool" and type(node.data) is ToolData:
-        pretty, is_json, result = tool_texts(node.data)
-        return _tool_body(node.key, pretty, is_json, result, error=_tool_error(node.data), limit=limit)
-    return render_block_slice(node, section, 0, limit=limit)
+        return tool_section_html(node, node.data, limit)
+    blocks = node_text_blocks(node)
+    offset = 0
+    if 0 <= section < len(blocks) and blocks[section][0] == "think":
+        offset = think_body_offset(blocks[section][1])
+        if offset >= len(blocks[section][1]):
+            return ""
+    return render_block_slice(node, section, offset, limit=limit)

@@ -100,7 +100,8 @@ def _show_more(key: str, block: int, offset: int, total: int) -> str:
 def sliced(text: str, *, markdown: bool, key: str, block: int, offset: int = 0, limit: int | None) -> str:
     """A text block's HTML from ``offset``: everything when ``limit`` is None, else one slice + "Show more"."""
     if limit is None:
-        return markdown_html(text) if markdown else f'<div class="plain">{escape(text)}</div>'
+        rest = text[offset:] if offset else text
+        return markdown_html(rest) if markdown else f'<div class="plain">{escape(rest)}</div>'
     body, next_offset = (_markdown_slice if markdown else _plain_slice)(text, offset, limit)
     if next_offset is not None:
         body += _show_more(key, block, next_offset, len(text))

@@ -46,6 +46,8 @@ __all__ = [
     "clock_text",
     "duration_text",
     "token_count_text",
+    "plural",
+    "usage_parts",
 ]
 
 _SUMMARY_CHARS = 160
@@ -237,3 +239,30 @@ def token_count_text(n: Any) -> str:
     if n >= 10_000:
         return f"{n / 1000:.1f}K"
     return f"{n:,.0f}"
+
+
+def plural(n: int, noun: str) -> str:
+    """``"1 step"``, ``"3 steps"``, ``"1,204 history items"``."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+_USAGE_LABELS = (("inputTokens", "Input"), ("outputTokens", "Output"), ("cacheReadTokens", "Cache read"),
+                 ("cacheWriteTokens", "Cache write"), ("reasoningTokens", "Reasoning"))
+
+
+def usage_parts(data: Any) -> list[str]:
+    """Token usage of a turn tail (or a session summary) as labelled figures, any recorded subset: the tail's
+    ``usage`` (as recorded) when present, else the strict ``tokenUsage``."""
+    usage = getattr(data, "usage", UNSET)
+    if usage is not UNSET and usage is not None:
+        return [f"{label} {token_count_text(getattr(usage, f))} tok" for f, label in _USAGE_LABELS
+                if type(getattr(usage, f, UNSET)) is int]
+    strict = getattr(data, "tokenUsage", UNSET)
+    if strict is UNSET or strict is None:
+        return []
+    out = [f"Input {token_count_text(strict.uncachedInputTokens)} tok",
+           f"Output {token_count_text(strict.outputTokens)} tok"]
+    for f, label in _USAGE_LABELS[2:]:
+        if type(getattr(strict, f)) is int:
+            out.append(f"{label} {token_count_text(getattr(strict, f))} tok")
+    return out

@@ -22,6 +22,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ..history import DEFAULT_MAX_MESSAGES, PageRequestError, check_max_messages, check_page_request
+from ..logfile import DEFAULT_MAX_LINE_BYTES
 from .confine import open_in_root
 from .csp import CSP, SecurityHeaders, viewer_csp
 from .hosts import HostCheck
@@ -67,6 +68,19 @@ def _int_param(request: Request, name: str, minimum: int) -> int | None:
     return value
 
 
+def _lineage(source: Any) -> dict[str, Any]:
+    """What links a parent session and its subagents in the list: the header's ``id`` and ``parentSession``, and a
+    child's own label (``subagent/descriptor``), each only when the log records it."""
+    header = source.header if type(source.header) is dict else {}
+    out: dict[str, Any] = {}
+    for key, name in (("id", "sessionId"), ("parentSession", "parentSession")):
+        if type(header.get(key)) is str:
+            out[name] = header[key]
+    if source.subagent_label is not None:
+        out["subagentLabel"] = source.subagent_label
+    return out
+
+
 async def list_sessions(request: Request) -> Response:
     """Every session under the roots, newest activity first (the entry contract: ``listing.py``)."""
     registry: SessionRegistry = request.app.state.registry
@@ -76,8 +90,9 @@ async def list_sessions(request: Request) -> Response:
         try:
             await source.update()
             size = source.bytes_read if not source.compressed else os.stat(path).st_size
-            out.append(session_entry(sid, path, facts=source.facts, event_count=source.index.event_count,
-                                     problem=source.problem(), size=size))
+            entry = session_entry(sid, path, facts=source.facts, event_count=source.index.event_count,
+                                  problem=source.problem(), size=size)
+            out.append({**entry, **_lineage(source)})
         except OSError:
             continue
     return json_response({"sessions": sort_entries(out)})
@@ -122,7 +137,8 @@ async def session_raw(request: Request) -> Response:
     """The file as stored, from a descriptor checked against its root (``confine.open_in_root``)."""
     registry: SessionRegistry = request.app.state.registry
     source = registry.lookup(request.path_params["sid"])
-    media = "application/zstd" if source.compressed else "application/x-ndjson"
+    media = ("application/zstd" if source.compressed else "application/vnd.sqlite3" if source.database
+             else "application/x-ndjson")
     stream = await run_in_threadpool(open_in_root, source.path, source.root)
     size = os.fstat(stream.fileno()).st_size
 
@@ -143,13 +159,13 @@ async def session_raw(request: Request) -> Response:
 
 def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.PathLike[str] | None = None,
                serve_static: bool = True, poll_interval: float = 0.2, allowed_hosts: Sequence[str] = (),
-               bound_host: str | None = None) -> Starlette:
+               bound_host: str | None = None, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Starlette:
     """The Starlette app serving ``roots`` (session files and folders). ``static_dir`` (default ``build/site``) is
     served at ``/`` when it exists. ``app.state.registry`` is the ``SessionRegistry``.
 
     Requests must name this server in ``Host`` (``hosts.HostCheck``): ``localhost``, ``127.0.0.1``, ``[::1]`` or
     ``bound_host`` on the port they arrived at, or a name in ``allowed_hosts`` (``NAME`` or ``NAME:PORT``); any
-    other is 421."""
+    other is 421. A log line longer than ``max_line_bytes`` stops that file's parse with an error naming it."""
     routes: list[Any] = [
         Route("/api/sessions", list_sessions),
         Route("/api/sessions/{sid:path}/page", session_page),
@@ -164,5 +180,5 @@ def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.
     app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS))
     app.add_middleware(HostCheck, allowed=list(allowed_hosts), bound=bound_host)
     app.add_middleware(SecurityHeaders, csp=csp)  # outermost: a 421 carries the security headers too
-    app.state.registry = SessionRegistry(roots, poll_interval)
+    app.state.registry = SessionRegistry(roots, poll_interval, max_line_bytes=max_line_bytes)
     return app

@@ -3,7 +3,8 @@ the ``Follower`` outboxes its polling watcher feeds while anyone follows it.
 
 Rules: a growing ``.jsonl`` file is polled and only its new bytes are parsed; each appended storage record reaches
 followers as its member events, one ``event`` frame each, never packed. A ``.jsonl.zst`` file is re-read whole when
-it changes and never followed live. State changes only under the source's ``lock``.
+it changes and never followed live, and so is a SQLite session (``.sqlite``, ``.sqlite3``, ``.db``, read by
+``store.sqlite.read_sqlite``). State changes only under the source's ``lock``.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from starlette.concurrency import run_in_threadpool
 from ..chunk_rows import expand_records, is_storage_row
 from ..errors import AssemblerError, SessionFileError
 from ..history import MessageIndex
-from ..logfile import LogLoader
+from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult, LogLoader
 from ..records import StorageRecord, encode
 from ..store import zstd
 from ..store.jsonl import read_stream
+from ..store.sqlite import is_sqlite_path
 from .confine import open_in_root
 from .listing import SessionFacts
 
@@ -84,10 +86,13 @@ class SessionSource:
     ``lock``; new records are fanned out to the followers in ``subscribers`` as scalar event frames.
     """
 
-    def __init__(self, path: Path, poll_interval: float = 0.2, *, root: Path | None = None) -> None:
+    def __init__(self, path: Path, poll_interval: float = 0.2, *, root: Path | None = None,
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        self.max_line_bytes = max_line_bytes
         self.path = path
         self.root = path if root is None else root  # every open is checked against it (``confine``)
         self.compressed = zstd.is_zstd_path(path)
+        self.database = is_sqlite_path(path)  # a SQLite session: re-read whole when it changes, like .jsonl.zst
         self.poll_interval = poll_interval
         self.lock = asyncio.Lock()
         self.subscribers: set[Follower] = set()
@@ -100,9 +105,10 @@ class SessionSource:
         self.error: AssemblerError | None = None
         self.warnings: list[str] = []
         self.title: str | None = None
+        self.subagent_label: str | None = None  # a child session's own label (its subagent/descriptor)
         self.last_time: Any = None
         self.facts = SessionFacts()  # what the session list says about it (listing.py)
-        self._loader = LogLoader()
+        self._loader = LogLoader(max_line_bytes=self.max_line_bytes)
         self._offset = 0
         self._stat: tuple[int, int, int] | None = None
 
@@ -123,13 +129,18 @@ class SessionSource:
         with open_in_root(self.path, self.root) as stream:
             st = os.fstat(stream.fileno())
             stat = (st.st_ino, st.st_size, st.st_mtime_ns)
-            if self.compressed:
+            if self.compressed or self.database:
                 if stat == self._stat:
                     return [], False
                 reset = self._stat is not None
                 self._reset()
                 self._stat = stat
-                result = read_stream(stream, source=str(self.path), compressed=True)
+                if self.database:
+                    result = _read_database(self.path)
+                    self._offset = st.st_size
+                else:
+                    result = read_stream(stream, source=str(self.path), compressed=True,
+                                         max_line_bytes=self.max_line_bytes)
                 self._absorb(result.records)
                 self.header, self.error, self.warnings = result.header, result.error, result.warnings
                 return [], reset
@@ -164,6 +175,9 @@ class SessionSource:
                 title = record["data"].get("title")
                 if type(title) is str:
                     self.title = title
+            elif type(record) is dict and record.get("type") == "subagent/descriptor" and \
+                    type(record.get("data")) is dict and type(record["data"].get("label")) is str:
+                self.subagent_label = record["data"]["label"]
         if records:
             last = records[-1]
             self.last_time = last.last_time if is_storage_row(last) else last.get("time")  # type: ignore
@@ -229,7 +243,7 @@ class SessionSource:
                 value["error"] = fault
             frame = b"id: %d\ndata: %s\n\n" % (value["cursor"], encode(value)) if value["cursor"] >= 0 else (
                 b"data: %s\n\n" % encode(value))
-            if not self.compressed:
+            if not (self.compressed or self.database):
                 self.subscribers.add(follower)
                 if self.watcher is None or self.watcher.done():
                     self.watcher = asyncio.get_running_loop().create_task(self._watch(), name=f"watch {self.path}")
@@ -253,3 +267,15 @@ class SessionSource:
             for follower in list(self.subscribers):
                 follower.close()
             self.subscribers.clear()
+
+
+def _read_database(path: Path) -> LoadResult:
+    """A SQLite session read whole (``store.sqlite.read_sqlite``); a file that is not one is the source's error."""
+    from ..store.sqlite import StoreError, read_sqlite
+
+    try:
+        return read_sqlite(path)
+    except StoreError as exc:
+        result = LoadResult()
+        result.error = SessionFileError(str(exc))
+        return result

@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Any
 
-from ..logfile import LoadResult
+from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
 from . import zstd
 from .atomic import atomic_output
 from .jsonl import read_session, write_jsonl
@@ -31,7 +31,8 @@ def session_format(path: str | os.PathLike[str]) -> str:
 
 
 def load_any(path: str | os.PathLike[str], *, strict: bool = False,
-             progress: Callable[[int, int], None] | None = None) -> LoadResult:
+             progress: Callable[[int, int], None] | None = None,
+             max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> LoadResult:
     """Load a session file of any supported format. Faults inside the log land in ``result.error``.
 
     Raises:
@@ -41,7 +42,7 @@ def load_any(path: str | os.PathLike[str], *, strict: bool = False,
     """
     if is_sqlite_path(path):
         return read_sqlite(path)
-    return read_session(path, strict=strict, progress=progress)
+    return read_session(path, strict=strict, progress=progress, max_line_bytes=max_line_bytes)
 
 
 def save_any(path: str | os.PathLike[str], header: dict[str, Any], records: Iterable[Any], *,

@@ -44,6 +44,7 @@ import msgspec
 
 from ..chunk_rows import pack_chunk_runs
 from ..errors import AssemblerError, ChunkRowError, DiscontinuityError, SessionFileError
+from ..jsontext import NestingError, decode_json
 from ..logfile import LoadResult
 from ..records import encode
 from .atomic import atomic_path
@@ -254,7 +255,11 @@ class SqliteSessionStore:
             rows = conn.execute("SELECT header FROM session").fetchall()
             if len(rows) != 1:
                 raise StoreError(p, f"expected one session header row, found {len(rows)}")
-            header = _decode(rows[0][0])
+            try:
+                text = rows[0][0]
+                header = decode_json(text.encode("utf-8", "surrogatepass") if type(text) is str else text, _decode)
+            except NestingError as exc:
+                raise StoreError(p, f"session header: {exc}") from None
             if type(header) is not dict:
                 raise StoreError(p, "session header is not a JSON object")
             if write:

@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from ..chunk_rows import is_storage_row, storage_row
+from ..jsontext import NestingError, decode_json
 from ..records import ROW_TYPES, StorageRecord, encode, is_safe_integer
 
 __all__ = ["BadRow", "record_row", "row_record", "checked_record"]
@@ -86,9 +87,11 @@ def _json_column(name: str, text: Any) -> Any:
     if type(text) is not str:
         raise BadRow(f"column {name} must be JSON text or NULL, got {_sql_type(text)}")
     try:
-        return _decode(text)
+        return decode_json(text.encode("utf-8", "surrogatepass"), _decode)
     except msgspec.DecodeError as exc:
         raise BadRow(f"column {name} is not valid JSON ({exc})") from None
+    except NestingError as exc:
+        raise BadRow(f"column {name}: {exc}") from None
 
 
 def _sql_type(value: Any) -> str:

@@ -44,7 +44,8 @@ def live(viewer: Viewer) -> Viewer:
     page = viewer.page
     page.evaluate("() => { location.hash = 'session=live'; }")
     page.wait_for_function(
-        """() => [...document.querySelectorAll('#transcript article.kind-turn-tail')].length >= 25
+        """() => window.transcriptViewer.view.order
+                       .filter((k) => window.transcriptViewer.view.metas.get(k).kind === 'turn-tail').length >= 25
                  && document.getElementById('live-state').dataset.state === 'live'""",
         timeout=60_000,
     )

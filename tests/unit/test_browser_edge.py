@@ -150,17 +150,24 @@ def test_render_entry_points_return_html_per_key() -> None:
     html = json.loads(viewer.render(keys))["html"]
     assert set(html) == set(keys)
     step = next(n["key"] for n in update["nodes"] if n["kind"] == "assistant-step")
-    assert "wc -l" in json.loads(viewer.render_section(step, 0))["html"]
+    assert "wc -l" in html[step]  # the Think title: the reasoning's one line
+    assert json.loads(viewer.render_section(step, 0))["html"] == ""  # the body never repeats the title
+    assert update["summary"]["steps"] >= 1 and update["summary"]["recordedTimes"] is True
     found = json.loads(viewer.find_seq(1e9))
     assert found["key"] == keys[-1] and found["inWindow"]
 
 
-def test_load_page_reports_timings_counts_and_digest() -> None:
-    page = storage_page_bytes(parse_session_bytes(demo_bytes()).records, "scalar", None)
-    update = json.loads(Viewer().load_page(page))
+@pytest.mark.parametrize("mode", ["scalar", "packed"])
+def test_load_page_reports_timings_counts_and_the_digest_on_request(mode: str) -> None:
+    records = parse_session_bytes(demo_bytes()).records
+    page = storage_page_bytes(records, mode, None)
+    viewer = Viewer()
+    update = json.loads(viewer.load_page(page))
     assert set(update["ms"]) >= {"decode", "journal", "fold"}
-    assert update["digest"] == digest(assemble_page(decode_page(page)))
-    assert update["stats"]["records"] == update["stats"]["inputs"] == 179
+    assert "digest" not in update  # off the timed path: computed when asked
+    expected = digest(assemble_page(decode_page(storage_page_bytes(records, "scalar", None))))
+    assert json.loads(viewer.digest())["digest"] == expected
+    assert update["stats"]["records"] == update["stats"]["inputs"] == len(decode_page(page).records)
 
 
 def test_bad_page_is_an_error_not_an_exception() -> None:
@@ -190,3 +197,30 @@ def test_a_streamed_tool_call_leaves_its_step_when_the_call_gets_its_own_row() -
     assert upserted[step["key"]]["rev"] > step["rev"]
     html = json.loads(viewer.render([step["key"]]))["html"][step["key"]]
     assert "tool-streaming" not in html
+
+
+def test_replay_window_scalar_and_packed_fold_to_the_open_windows_digest() -> None:
+    """The "Replay benchmark" entry points: both modes of the open window give the same digest and nodes, the
+    packed one with fewer records; the open window is untouched."""
+    viewer = Viewer()
+    update = load(viewer, demo_bytes(), all_records=True)
+    before = viewer.render([n["key"] for n in update["nodes"]])
+    modes = {mode: json.loads(viewer.replay_window(mode)) for mode in ("scalar", "packed")}
+    scalar, packed = modes["scalar"], modes["packed"]
+    assert packed["digest"] == scalar["digest"] == update["digest"]
+    assert set(packed["ms"]) == {"decode", "journal", "fold", "render"}
+    assert packed["records"] < scalar["records"] == 179
+    assert (packed["chatNodes"], packed["rendered"]) == (scalar["chatNodes"], scalar["rendered"]) != (0, 0)
+    assert viewer.render([n["key"] for n in update["nodes"]]) == before
+    assert json.loads(viewer.replay_page(b"{}"))["error"]["where"] == "replay"
+
+
+def test_markdown_export_of_the_window_and_the_session() -> None:
+    viewer = Viewer()
+    load(viewer, demo_bytes(), all_records=True)
+    for scope in ("window", "session"):
+        value = json.loads(viewer.export("md", scope, "demo"))
+        assert value["name"] == "demo.md"
+        text = value["text"]
+        assert text.startswith("# demo") and "### User" in text and "### Assistant" in text
+        assert "How many lines does `README.md` have?" in text

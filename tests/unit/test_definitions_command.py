@@ -98,7 +98,8 @@ def test_success_pairs_run_and_done_and_anchors_on_the_run() -> None:
     assert (data.outcome.kind, data.outcome.seq, data.outcome.text) == ("success", d, "Goal created\nStatus: active")
     assert data.outcome.sourceEventSeq == 2
     # claimed: neither event falls through to the fallback
-    assert [n.data.type for n in chat(s.events, "event")] == ["permission/preset", "goal/change"]
+    assert [n.data.type for n in chat(s.events, "event")] == ["permission/preset"]
+    assert [n.data.title for n in chat(s.events, "goal")] == ["Goal create"]  # its own activity row
 
 
 def test_error_keeps_the_text_and_drops_the_source_seq() -> None:

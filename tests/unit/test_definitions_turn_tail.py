@@ -46,7 +46,11 @@ def test_ttft_tokens_per_second_and_usage():
     assert data.tokenUsage.totalTokens == 10 + 1 + 2 + 20
     assert data.tokenUsage.routes[0].provider == "p"
     assert data.closing.seq == 7 and data.branchUnavailable is False
-    assert node.anchorSeq == pytest.approx(7.1)
+    # the tail is the last row of its turn: anchored just after turn/end (deviation from ASSEMBLY 5.4's 7.1)
+    assert node.anchorSeq == pytest.approx(s.events[-1]["seq"] + 0.5)
+    assert (data.steps, data.toolCalls) == (1, 0)
+    assert (data.usage.inputTokens, data.usage.outputTokens, data.usage.messages) == (10, 20, 1)
+    assert data.models == ["m"]  # the message's source model
 
 
 def test_usage_ignores_rows_and_is_the_same_both_ways():
@@ -61,11 +65,11 @@ def test_missing_turn_end_means_no_tail():
     assert tail(s.events[:-1]) is None
 
 
-def test_streamed_text_without_message_anchors_before_step_end():
+def test_streamed_text_without_message_still_anchors_at_the_turn_end():
     s = one_turn(final=False)
     node = tail(s.events)
     step_end = s.events[-2]["seq"]
-    assert node.anchorSeq == pytest.approx(step_end - 0.8)
+    assert node.anchorSeq == pytest.approx(s.events[-1]["seq"] + 0.5)
     # the synthetic interrupted node counts as finalized and closes the turn
     assert node.data.closing.seq == pytest.approx(step_end - 0.9)
     assert node.data.tokenUsage.totalTokens == 33  # the attempt closed at step/end with its usage sample
@@ -94,3 +98,33 @@ def test_ttft_comes_from_the_lowest_step():
         s.step_end(1, step)
     s.turn_end(1)
     assert tail(s.events).data.ttftMs == 50
+
+
+def test_rebuilt_times_give_no_ttft_or_throughput():
+    """A projected log's times are rebuilt from 0 (PROTOCOL 2.3): no TTFT or tokens/s from them, counts instead."""
+    s = Session(t0=0)
+    s.turn_start(1)
+    s.step_start(1, 1)
+    s.text(1, 1, 0, "x", dt=50)
+    s.message(1, 1, [{"type": "text", "text": "x"}], usage={"inputTokens": 7, "outputTokens": 3})
+    s.step_end(1, 1)
+    s.turn_end(1)
+    data = tail(s.events).data
+    assert data.ttftMs is msgspec.UNSET and data.tokensPerSecond is msgspec.UNSET
+    assert data.steps == 1
+    # the strict ASSEMBLY usage needs cache read and write (or a total); the recorded subset still shows
+    assert data.tokenUsage is msgspec.UNSET
+    assert msgspec.to_builtins(data.usage) == {"messages": 1, "inputTokens": 7, "outputTokens": 3}
+
+
+def test_recorded_usage_keeps_only_fields_every_message_has():
+    s = Session()
+    s.turn_start(1)
+    for step, usage in ((1, {"inputTokens": 5, "outputTokens": 1, "reasoningTokens": 1}),
+                        (2, {"inputTokens": 6, "outputTokens": 2})):
+        s.step_start(1, step)
+        s.message(1, step, [{"type": "text", "text": "x"}], usage=usage)
+        s.step_end(1, step)
+    s.turn_end(1)
+    usage = tail(s.events).data.usage
+    assert msgspec.to_builtins(usage) == {"messages": 2, "inputTokens": 11, "outputTokens": 3}

@@ -15,6 +15,7 @@ with warnings.catch_warnings():  # starlette 1.10 nudges towards httpx2; httpx i
     from starlette.testclient import TestClient
 
 from assembler.chunk_rows import expand_records
+from assembler.cli import main as cli_main
 from assembler.history import page_value
 from assembler.records import decode_page, encode
 from assembler.server import CSP, create_app, session_id_is_safe
@@ -196,10 +197,39 @@ def test_zst_sessions_serve_page_and_raw(tmp_path: Path) -> None:
     packed.parent.mkdir()
     packed.write_bytes(zstd.compress(plain.read_bytes()))
     client = TestClient(create_app([packed.parent], serve_static=False), raise_server_exceptions=False, base_url=LOCAL)
-    assert [s["id"] for s in client.get("/api/sessions").json()["sessions"]] == ["s.zst"]
-    response = client.get("/api/sessions/s.zst/page", params={"maxMessages": 2})
+    assert [s["id"] for s in client.get("/api/sessions").json()["sessions"]] == ["s"]  # named by its base name
+    response = client.get("/api/sessions/s/page", params={"maxMessages": 2})
     assert response.content == encode(page_value(events, None, None, 2))
-    assert client.get("/api/sessions/s.zst/raw").content == packed.read_bytes()
+    assert client.get("/api/sessions/s/raw").content == packed.read_bytes()
+
+
+@pytest.mark.parametrize("suffix", [".sqlite", ".db"])
+def test_sqlite_sessions_are_listed_and_served(tmp_path: Path, suffix: str) -> None:
+    plain = tmp_path / "plain" / "s.jsonl"
+    events = write_log(plain, 120, title="Database")
+    folder = tmp_path / "db"
+    folder.mkdir()
+    assert cli_main(["convert", str(plain), str(folder / f"s{suffix}")]) == 0
+    (folder / "t.jsonl").write_bytes(plain.read_bytes())
+    (folder / "t.jsonl.zst").write_bytes(zstd.compress(plain.read_bytes()))
+    client = TestClient(create_app([folder], serve_static=False), raise_server_exceptions=False, base_url=LOCAL)
+    listed = {s["id"]: s for s in client.get("/api/sessions").json()["sessions"]}
+    assert set(listed) == {"s", "t", "t.jsonl.zst"}  # a clash of base names keeps the second file's whole name
+    assert listed["s"]["title"] == "Database" and listed["s"]["error"] is None
+    assert listed["s"]["eventCount"] == listed["t"]["eventCount"] == len(events) + 1
+    page = client.get("/api/sessions/s/page", params={"maxMessages": 2})
+    assert page.status_code == 200 and page.content == client.get("/api/sessions/t/page",
+                                                                  params={"maxMessages": 2}).content
+    raw = client.get("/api/sessions/s/raw")
+    assert raw.content == (folder / f"s{suffix}").read_bytes()
+    assert raw.headers["content-type"].startswith("application/vnd.sqlite3")
+
+
+def test_a_file_named_like_a_database_that_is_not_one_is_listed_with_its_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.db").write_bytes(b"not a database")
+    client = TestClient(create_app([tmp_path], serve_static=False), raise_server_exceptions=False, base_url=LOCAL)
+    [entry] = client.get("/api/sessions").json()["sessions"]
+    assert entry["id"] == "notes" and "notes.db" in entry["error"]
 
 
 def test_file_and_several_roots_get_prefixed_ids(tmp_path: Path, root: Path) -> None:
@@ -243,3 +273,17 @@ def test_served_build_csp_wins(tmp_path: Path, root: Path) -> None:
 def test_csp_matches_the_viewer_page() -> None:
     html = (Path(__file__).resolve().parents[2] / "web" / "index.html").read_text()
     assert f'content="{CSP}"' in html
+
+
+def test_session_list_links_subagent_children_to_their_parent() -> None:
+    """The real advanced-toolchain logs: the children's header ids, parent and own label are in the list."""
+    from corpus import FIXTURES, require_corpus
+
+    require_corpus()
+    folder = FIXTURES / "examples/acp-agent/tests/snapshots/advanced-toolchain"
+    client = TestClient(create_app([folder], serve_static=False), raise_server_exceptions=False, base_url=LOCAL)
+    sessions = {s["id"]: s for s in client.get("/api/sessions").json()["sessions"]}
+    parent = next(s for s in sessions.values() if "parentSession" not in s)
+    children = [s for s in sessions.values() if s.get("parentSession") == parent["sessionId"]]
+    assert len(children) == 2
+    assert {c.get("subagentLabel") for c in children} == {"Check direct child", None}

@@ -1,0 +1,127 @@
+"""Search over the window's chat rows and the raw records a row was folded from.
+
+Rules: search reads each row's text blocks (``render.node_text_blocks``: assistant text and reasoning, tool arguments
+and results, input messages, compaction summaries, command output) as whole joined strings, rendered or not, so a
+match that spans the fragments of one packed row is found without expanding it and no object is made per delta.
+Matching is case-insensitive (``str.lower`` on both sides) and counts non-overlapping occurrences (``str.count``).
+Lowered texts are cached per row revision. Raw records: the history records a row's Contexts matched, as stored (a
+local file's own storage records; otherwise the wire record in storage form), a packed row summarised by its member
+count, seq range and time span and expanded only when asked (``row_members``). Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from .. import render
+from ..chunk_rows import expand_row
+from ..conversation import ConversationAssembler
+from ..history import MessageIndex
+from ..records import StorageRecord, StorageRow
+from ..views import ViewNode, hidden_by_default
+
+__all__ = ["SearchIndex", "node_records", "row_members"]
+
+_encode = msgspec.json.Encoder().encode
+
+
+class SearchIndex:
+    """Lowered text blocks per chat row, cached by revision."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[int, list[str]]] = {}
+
+    def _texts(self, node: ViewNode, rev: int) -> list[str]:
+        hit = self._cache.get(node.key)
+        if hit is not None and hit[0] == rev:
+            return hit[1]
+        texts = [text.lower() for _, text in render.node_text_blocks(node)]
+        self._cache[node.key] = (rev, texts)
+        return texts
+
+    def search(self, nodes: Sequence[ViewNode], revs: Mapping[str, int], query: str,
+               include_hidden: bool = False) -> dict[str, Any]:
+        """``{query, total, hits: [[key, count, [block, ...]], ...]}`` in display order (``nodes``' order)."""
+        q = query.lower()
+        hits: list[list[Any]] = []
+        total = 0
+        live = set()
+        for node in nodes:
+            live.add(node.key)
+            if not q or (hidden_by_default(node) and not include_hidden):
+                continue
+            count = 0
+            blocks = []
+            for i, text in enumerate(self._texts(node, revs.get(node.key, 0))):
+                n = text.count(q)
+                if n:
+                    count += n
+                    blocks.append(i)
+            if count:
+                hits.append([node.key, count, blocks])
+                total += count
+        for key in [k for k in self._cache if k not in live]:
+            del self._cache[key]
+        return {"query": query, "total": total, "hits": hits}
+
+
+def _matched(assembler: ConversationAssembler, key: str) -> list[tuple[int, int, Any]]:
+    """``(first seq, last seq, event)`` of every entry the Contexts behind chat row ``key`` matched, by seq."""
+    seen: dict[int, tuple[int, int, Any]] = {}
+    for ctx in assembler.contexts.values():
+        if ctx.key != key and key not in ctx.current:
+            continue
+        for m in ctx.matches:
+            event = m.event
+            last = event.last_seq if m.packed else event.seq
+            seen.setdefault(event.seq, (event.seq, last, event))
+    return [seen[s] for s in sorted(seen)]
+
+
+def _stored(index: MessageIndex | None, matched: Iterable[tuple[int, int, Any]]) -> list[StorageRecord]:
+    out: list[StorageRecord] = []
+    firsts: set[int] = set()
+    for first, last, event in matched:
+        records: list[StorageRecord]
+        if index is not None and last < index.event_count:
+            records = index.storage_slice(first, last + 1)
+        elif hasattr(event, "to_storage"):
+            records = [event.to_storage()]
+        else:
+            records = [msgspec.to_builtins(event)]
+        for record in records:
+            s = record["seq"] if isinstance(record, dict) else record.seq
+            if s not in firsts:
+                firsts.add(s)
+                out.append(record)
+    return out
+
+
+def _row_value(i: int, record: StorageRecord) -> dict[str, Any]:
+    if isinstance(record, dict):
+        return {"index": i, "packed": False, "seq": record.get("seq"), "type": record.get("type"),
+                "json": _encode(record).decode()}
+    return {"index": i, "packed": True, "type": record.type, "members": record.members, "seq": record.seq,
+            "lastSeq": record.last_seq, "time": record.time, "lastTime": record.last_time,
+            "bytes": len(_encode(record))}
+
+
+def node_records(assembler: ConversationAssembler, index: MessageIndex | None, key: str) -> dict[str, Any]:
+    """The stored records chat row ``key`` was folded from: ``{key, records: [...]}``; packed rows are summarised."""
+    stored = _stored(index, _matched(assembler, key))
+    return {"key": key, "records": [_row_value(i, r) for i, r in enumerate(stored)]}
+
+
+def row_members(assembler: ConversationAssembler, index: MessageIndex | None, key: str, i: int) -> dict[str, Any]:
+    """Record ``i`` of row ``key`` in full: ``{json, members: [json line, ...]}`` (a packed row expanded here)."""
+    stored = _stored(index, _matched(assembler, key))
+    if not 0 <= i < len(stored):
+        return {"json": "", "members": []}
+    record = stored[i]
+    if isinstance(record, dict):
+        return {"json": _encode(record).decode(), "members": []}
+    row: StorageRow = record
+    return {"json": _encode(row).decode(), "members": [_encode(e).decode() for e in expand_row(row)]}

@@ -1,0 +1,122 @@
+"""The viewer's entry points beyond the Chat view: the Trajectory and Model-context rows, search, a row's raw records,
+and the export of the window or the whole session as a file (HTML; Markdown when ``render`` offers it).
+
+Rules: the same contract as ``viewer``: arguments are plain values or bytes, results msgspec JSON bytes; everything
+is computed from the window the chat shows (the same assembler, entries and nodes), except the whole-session export,
+which folds the local file's every record (or a page the page fetched) in an assembler of its own and leaves the
+window untouched. Pure apart from the timer.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from definitions import default_definitions
+
+from .. import render
+from ..conversation import ConversationAssembler
+from ..errors import AssemblerError
+from ..history import MessageIndex
+from ..records import decode_page
+from ..transcript import by_anchor, transcript
+from ..views import HIDDEN_KINDS, ViewNode
+from .panels import chat_keys_by_seq, context_rows, full_text, trajectory_rows
+from .search import SearchIndex, node_records, row_members
+from .updates import as_bytes, elapsed_ms, encode_json, error_value
+
+__all__ = ["ViewsMixin", "export_text"]
+
+
+def export_text(assembler: ConversationAssembler, nodes: list[ViewNode], *, title: str, fmt: str,
+                banner: str = "") -> str:
+    """One document of the given chat nodes: ``html`` (the static export) or ``md`` (``render.render_markdown``)."""
+    shown = [n for n in nodes if n.kind not in HIDDEN_KINDS]
+    context = render.render_context(assembler.index.turns, shown)
+    if fmt == "md":
+        to_markdown = getattr(render, "render_markdown", None)
+        if to_markdown is None:
+            raise ValueError("Markdown export is not available in this build")
+        return str(to_markdown(shown, title=title, context=context, banner=banner))
+    return render.render_document(shown, title=title, context=context, banner=banner)
+
+
+class ViewsMixin:
+    """Entry points of ``Viewer`` for the trajectory, context, search, raw records and export."""
+
+    assembler: ConversationAssembler
+    chat: dict[str, ViewNode]
+    revs: dict[str, int]
+    trajectory_nodes: dict[str, ViewNode]
+    index: MessageIndex | None
+    header: dict[str, Any] | None
+    _search: SearchIndex
+
+    def _ordered(self) -> list[ViewNode]:
+        return by_anchor(self.chat.values())
+
+    def capabilities(self) -> bytes:
+        """What this build can do beyond the chat: ``{markdown}`` (a Markdown export renderer is present)."""
+        return encode_json({"markdown": hasattr(render, "render_markdown")})
+
+    def trajectory_view(self) -> bytes:
+        """The Trajectory view: ``{rows: [...]}`` (``panels.trajectory_rows``)."""
+        rows = trajectory_rows(by_anchor(self.trajectory_nodes.values()), self.chat.values(),
+                               self.assembler.index.turns)
+        return encode_json({"rows": rows})
+
+    def context_view(self) -> bytes:
+        """The Model-context view: ``{messages, problems}`` (``panels.context_rows``) of the window."""
+        links = chat_keys_by_seq(self.assembler, self.chat)
+        return encode_json(context_rows(self.assembler.window_entries(), links))
+
+    def context_message(self, seq: int) -> bytes:
+        """The full text of one context message (the view sends a preview of ``PREVIEW_CHARS``)."""
+        return encode_json({"text": full_text(self.assembler.window_entries(), int(seq))})
+
+    def search(self, query: str, include_hidden: bool = False) -> bytes:
+        """Occurrences of ``query`` (case-insensitive) in every chat row of the window, rendered or not."""
+        t0 = time.perf_counter()
+        value = self._search.search(self._ordered(), self.revs, str(query), bool(include_hidden))
+        value["ms"] = elapsed_ms(t0)
+        return encode_json(value)
+
+    def records(self, key: str) -> bytes:
+        """The stored records chat row ``key`` was folded from (packed rows summarised, never expanded here)."""
+        return encode_json(node_records(self.assembler, self.index, str(key)))
+
+    def record_members(self, key: str, i: int) -> bytes:
+        """Record ``i`` of row ``key`` as stored, and a packed row's members (expanded for this request only)."""
+        return encode_json(row_members(self.assembler, self.index, str(key), int(i)))
+
+    def export(self, fmt: str = "html", scope: str = "window", title: str = "", page: Any = None) -> bytes:
+        """``{text, name, ms}``: the window's chat rows, or with ``scope="session"`` the whole session (the local
+        file's every record, or the ``SessionPage`` bytes in ``page``), as ``fmt`` (``html`` or ``md``)."""
+        t0 = time.perf_counter()
+        fmt = "md" if fmt == "md" else "html"
+        name = title or str((self.header or {}).get("id") or "session")
+        banner = ""
+        try:
+            if scope == "session" and (self.index is not None or page is not None):
+                session = (decode_page(as_bytes(page)) if page is not None
+                           else self.index.session_page(None, None, None))  # type: ignore[union-attr]
+                assembler = ConversationAssembler(default_definitions())
+                assembler.replace_window(session.records, session.hasMore)
+                result = assembler.flush()
+                nodes = transcript(result).chat if result is not None else []
+                if session.hasMore:
+                    banner = "Older history was not available to this export."
+            else:
+                assembler = self.assembler
+                nodes = self._ordered()
+                if self.assembler.has_more:
+                    banner = "The loaded window only: older history is not included."
+            text = export_text(assembler, nodes, title=name, fmt=fmt, banner=banner)
+        except (AssemblerError, ValueError) as exc:
+            return encode_json({"error": error_value(exc, "export")})
+        return encode_json({"text": text, "name": f"{_file_stem(name)}.{fmt}", "ms": elapsed_ms(t0)})
+
+
+def _file_stem(name: str) -> str:
+    stem = "".join(c if c.isalnum() or c in "-_." else "-" for c in name).strip("-.")
+    return stem[:80] or "session"

@@ -1,0 +1,116 @@
+"""The ``tool`` row: a status dot, a kind icon and the one-line summary when collapsed; the body by tool kind
+(``tools.tool_kind_body``) when opened, else the generic body (arguments pretty-printed, the result as text, both in
+bounded slices). Also the tool call still streaming inside an assistant step. Pure.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from msgspec import UNSET
+
+from ..views import ToolData, ViewNode
+from .markdown import code_html, escape
+from .slices import SLICE_CHARS, sliced
+from .texts import tool_texts
+from .tools import TOOL_ICONS, subagent_label, tool_kind, tool_kind_body, tool_summary
+
+__all__ = ["tool_error", "tool_row_html", "tool_section_html", "streamed_call_html"]
+
+_DONE = frozenset({"done", "complete", "completed", "settled"})
+
+
+def tool_error(data: ToolData) -> bool:
+    result = data.result
+    return bool(data.status in ("error", "failed") or (
+        result is not UNSET and (result.isError or result.error)))
+
+
+def _status(data: ToolData, error: bool) -> str:
+    if error:
+        return "error"
+    status = str(data.status or "")
+    return "done" if status in _DONE else status if status in ("running", "interrupted") else "done"
+
+
+def _title(name: Any, arguments: Any, *, error: bool, status: str) -> str:
+    kind = tool_kind(name)
+    marks = '<span class="badge badge-error">Failed</span> ' if error else ""
+    if status in ("running", "interrupted"):
+        marks += f'<span class="badge">{escape(status)}</span> '
+    dot = f'<span class="dot dot-{status}" aria-label="{status}"></span>'
+    icon = f'<span class="tool-icon" aria-hidden="true">{escape(TOOL_ICONS[kind])}</span>'
+    label = escape(name) if type(name) is str and name else "tool"
+    summary = tool_summary(name, arguments)
+    rest = summary[len(label) + 2:] if summary.startswith(f"{name}: ") else ""
+    tail = f' <span class="tool-args-summary">{escape(rest)}</span>' if rest else ""
+    return (f'{dot}{icon}{marks}<span class="row-label tool-name" data-tool-kind="{kind}">{label}</span>'
+            f'{":" if rest else ""}{tail}')
+
+
+def _generic_body(key: str, args_pretty: str, is_json: bool, result: str | None, *, error: bool,
+                  limit: int | None) -> str:
+    parts = []
+    if args_pretty:
+        parts.append('<div class="tool-section"><div class="section-label">Arguments</div>')
+        if is_json and (limit is None or len(args_pretty) <= limit):
+            parts.append(code_html(args_pretty, "json"))
+        else:
+            parts.append(f'<div class="mono">{sliced(args_pretty, markdown=False, key=key, block=0, limit=limit)}'
+                         "</div>")
+        parts.append("</div>")
+    if result is not None:
+        pretty = _json_pretty(result) if limit is None or len(result) <= limit else None
+        shown = code_html(pretty, "json") if pretty is not None else (
+            f'<div class="mono">{sliced(result, markdown=False, key=key, block=1, limit=limit)}</div>')
+        parts.append(f'<div class="tool-section tool-result{" is-error" if error else ""}">'
+                     f'<div class="section-label">{"Error" if error else "Result"}</div>{shown}</div>')
+    return "".join(parts)
+
+
+def _json_pretty(text: str) -> str | None:
+    """A JSON object or array result, pretty-printed; None for any other text."""
+    stripped = text.strip()
+    if not stripped.startswith(("{", "[")):
+        return None
+    try:
+        return json.dumps(json.loads(stripped), ensure_ascii=False, indent=2)
+    except ValueError:
+        return None
+
+
+def tool_section_html(node: ViewNode, data: ToolData, limit: int | None) -> str:
+    """The opened body: by tool kind when the arguments allow and everything fits one slice, else generic."""
+    pretty, is_json, result = tool_texts(data)
+    error = tool_error(data)
+    fits = limit is None or ((result is None or len(result) <= limit) and len(pretty) <= limit * 2)
+    if fits:
+        body = tool_kind_body(data, result, error=error)
+        if body is not None:
+            return body
+    return _generic_body(node.key, pretty, is_json, result, error=error, limit=limit)
+
+
+def tool_row_html(node: ViewNode, data: ToolData, limit: int | None, lazy: bool) -> str:
+    error = tool_error(data)
+    status = _status(data, error)
+    title = _title(data.name, data.arguments, error=error, status=status)
+    if lazy:
+        body = '<div class="tool-body" data-think-block="0" data-pending="1"></div>'
+    else:
+        body = f'<div class="tool-body">{tool_section_html(node, data, limit)}</div>'
+    label = subagent_label(data.name, data.arguments)
+    if label is not None:  # the page links the child session here when the server serves it
+        title += f' <span class="child-link" data-subagent-label="{escape(label)}"></span>'
+    css = "tool tool-error" if error else "tool"
+    return (f'<details class="{css}" data-block="0" data-tool-kind="{tool_kind(data.name)}"><summary>{title}'
+            f'</summary>{body}</details>')
+
+
+def streamed_call_html(name: Any, args: Any) -> str:
+    """A tool call still streaming inside an assistant step (its own tool row has not appeared yet)."""
+    raw = args if type(args) is str else ""
+    shown = raw if len(raw) <= SLICE_CHARS else raw[:SLICE_CHARS] + "…"
+    return (f'<div class="tool tool-streaming"><div>{_title(name, "", error=False, status="running")}</div>'
+            f'<div class="mono"><div class="plain">{escape(shown)}</div></div></div>')

@@ -1,0 +1,246 @@
+// @ts-check
+// Search over the whole transcript: the worker counts occurrences in every chat row's joined text blocks (rendered
+// or not: reasoning, tool arguments and results, the text inside packed rows), case-insensitively; this module keeps
+// the counter ("3 of 17"), moves between matches (Enter / Shift+Enter), opens the closed Think and tool rows that
+// hold the current match, scrolls it into view and wraps every visible occurrence in <mark> by splitting text
+// nodes (never innerHTML). `/` focuses the box, Esc clears it.
+
+/** Lowercases one character at a time so offsets stay those of the original text. @param {string} text */
+export function foldCase(text) {
+  const lower = text.toLowerCase();
+  if (lower.length === text.length) return lower;
+  let out = "";
+  for (const ch of text) {
+    const l = ch.toLowerCase();
+    out += l.length === ch.length ? l : ch;
+  }
+  return out;
+}
+
+/**
+ * Removes the marks this module added under `root` (their text goes back, adjacent text nodes are merged).
+ * @param {Element} root
+ */
+export function clearMarks(root) {
+  const marks = root.querySelectorAll("mark.search-hit");
+  if (!marks.length) return;
+  const parents = new Set();
+  for (const mark of marks) {
+    parents.add(mark.parentNode);
+    mark.replaceWith(...mark.childNodes);
+  }
+  for (const p of parents) p?.normalize();
+}
+
+/**
+ * Wraps every occurrence of `query` (already case-folded) in the text under `root` in <mark class="search-hit">;
+ * an occurrence across several text nodes gets one mark per piece (same data-hit). Returns the first mark of each
+ * occurrence, in document order. Text inside buttons and <mark> itself is skipped.
+ * @param {Element} root
+ * @param {string} query
+ * @returns {HTMLElement[]}
+ */
+export function markText(root, query) {
+  if (!query) return [];
+  /** @type {Text[]} */
+  const nodes = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+    acceptNode: (n) => (n.parentElement?.closest("button, mark, .vlist-spacer") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+  });
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) nodes.push(/** @type {Text} */ (n));
+  if (!nodes.length) return [];
+  const starts = [];
+  let text = "";
+  for (const n of nodes) {
+    starts.push(text.length);
+    text += n.data;
+  }
+  const folded = foldCase(text);
+  /** @type {[number, number][]} */
+  const hits = [];
+  for (let at = folded.indexOf(query); at >= 0; at = folded.indexOf(query, at + query.length)) hits.push([at, at + query.length]);
+  if (!hits.length) return [];
+  /** @type {HTMLElement[][]} */
+  const pieces = hits.map(() => []);
+  // Right to left, so splitting a text node never moves an offset still to be handled.
+  for (let h = hits.length - 1; h >= 0; h--) {
+    const [s, e] = hits[h];
+    for (let k = nodes.length - 1; k >= 0; k--) {
+      const n0 = starts[k];
+      const node = nodes[k];
+      const n1 = n0 + node.data.length;
+      if (n1 <= s || n0 >= e) continue;
+      const a = Math.max(s, n0) - n0;
+      const b = Math.min(e, n1) - n0;
+      let target = node;
+      if (b < target.data.length) target.splitText(b);
+      if (a > 0) target = target.splitText(a);
+      const mark = document.createElement("mark");
+      mark.className = "search-hit";
+      mark.dataset.hit = String(h);
+      target.replaceWith(mark);
+      mark.append(target);
+      pieces[h].unshift(mark);
+      // Keep the node list valid: the part before `a` stays as `node`.
+      if (a === 0) nodes[k] = document.createTextNode(""); // consumed; never matched again (hits are disjoint)
+    }
+  }
+  return pieces.map((p) => p[0]);
+}
+
+export class Search {
+  /**
+   * @param {{
+   *   input: HTMLInputElement, counter: HTMLElement, prev: HTMLButtonElement, next: HTMLButtonElement,
+   *   bridge: {json: (op: string, args?: Record<string, unknown>) => Promise<any>},
+   *   includeHidden: () => boolean,
+   *   reveal: (key: string, blocks: number[]) => Promise<HTMLElement | null>,
+   *   attached: () => Iterable<HTMLElement>,
+   *   onError: (err: Error) => void,
+   * }} opts
+   */
+  constructor(opts) {
+    this.opts = opts;
+    this.query = "";
+    this.folded = "";
+    this.total = 0;
+    /** @type {[string, number, number[]][]} */
+    this.hits = [];
+    /** @type {number[]} cumulative counts: hits[i] holds matches cum[i] .. cum[i+1]-1 */
+    this.cum = [0];
+    this.index = -1;
+    this.timer = 0;
+    this.seq = 0;
+    opts.input.addEventListener("input", () => {
+      clearTimeout(this.timer);
+      this.timer = window.setTimeout(() => void this.run(opts.input.value), 250);
+    });
+    opts.input.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") {
+        e.preventDefault();
+        if (opts.input.value !== this.query) void this.run(opts.input.value);
+        else void this.step(e.shiftKey ? -1 : 1);
+      } else if (e.key === "Escape") {
+        e.preventDefault();
+        opts.input.value = "";
+        void this.run("");
+        opts.input.blur();
+      }
+    });
+    opts.next.addEventListener("click", () => void this.step(1));
+    opts.prev.addEventListener("click", () => void this.step(-1));
+    this._count();
+  }
+
+  focus() {
+    this.opts.input.focus();
+    this.opts.input.select();
+  }
+
+  /**
+   * Searches for `text` and moves to the first match (with `move`; otherwise keeps the current position, as when
+   * the window grows); resolves with {matches, ms}.
+   * @param {string} text
+   * @param {{move?: boolean}} [options]
+   */
+  async run(text, { move = true } = {}) {
+    clearTimeout(this.timer);
+    const ticket = ++this.seq;
+    this.query = text;
+    this.folded = foldCase(text);
+    if (this.opts.input.value !== text) this.opts.input.value = text;
+    if (!text) {
+      this.hits = [];
+      this.cum = [0];
+      this.total = 0;
+      this.index = -1;
+      this._count();
+      this.decorateAll();
+      return { matches: 0, ms: 0 };
+    }
+    const t0 = performance.now();
+    let value;
+    try {
+      value = await this.opts.bridge.json("search", { query: text, includeHidden: this.opts.includeHidden() });
+    } catch (err) {
+      this.opts.onError(/** @type {Error} */ (err));
+      return { matches: 0, ms: 0 };
+    }
+    if (ticket !== this.seq) return { matches: value.total, ms: performance.now() - t0, stale: true };
+    this.hits = value.hits;
+    this.total = value.total;
+    this.cum = [0];
+    for (const [, n] of this.hits) this.cum.push(this.cum[this.cum.length - 1] + n);
+    this.index = !this.total ? -1 : move ? 0 : Math.max(0, Math.min(this.index, this.total - 1));
+    this._count();
+    this.decorateAll();
+    if (this.total && move) await this._go();
+    return { matches: this.total, ms: performance.now() - t0, workerMs: value.ms };
+  }
+
+  /** The window changed: search again (keeps the query). */
+  refresh() {
+    if (!this.query) return;
+    clearTimeout(this.timer);
+    const query = this.query;
+    this.timer = window.setTimeout(() => void this.run(query, { move: false }), 300);
+  }
+
+  /** @param {number} delta */
+  async step(delta) {
+    if (!this.total) return;
+    this.index = (this.index + delta + this.total) % this.total;
+    this._count();
+    await this._go();
+  }
+
+  _count() {
+    const { counter, prev, next } = this.opts;
+    counter.textContent = !this.query ? "" : this.total ? `${this.index + 1} of ${this.total}` : "no matches";
+    prev.disabled = next.disabled = this.total < 2;
+  }
+
+  /** The row and the occurrence within it of the current match. */
+  _where() {
+    const cum = this.cum;
+    let lo = 0;
+    let hi = this.hits.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (cum[mid] <= this.index) lo = mid;
+      else hi = mid - 1;
+    }
+    return { hit: this.hits[lo], within: this.index - cum[lo] };
+  }
+
+  async _go() {
+    const { hit, within } = this._where();
+    const [key, , blocks] = hit;
+    const ticket = this.seq;
+    const row = await this.opts.reveal(key, blocks);
+    if (!row || ticket !== this.seq) return;
+    const marks = this.decorate(row);
+    for (const m of document.querySelectorAll("mark.search-current")) m.classList.remove("search-current");
+    const current = marks[Math.min(within, marks.length - 1)];
+    if (current) {
+      for (const piece of row.querySelectorAll(`mark.search-hit[data-hit="${current.dataset.hit}"]`)) piece.classList.add("search-current");
+      current.scrollIntoView({ block: "center" });
+    } else {
+      row.scrollIntoView({ block: "center" });
+    }
+    row.dataset.searchCurrent = "1";
+  }
+
+  /** Marks the query in one row element (after it was rendered or opened); returns its marks. @param {Element} row */
+  decorate(row) {
+    clearMarks(row);
+    if (!this.folded || !this.total) return [];
+    const key = /** @type {HTMLElement} */ (row).dataset?.key;
+    if (key && !this.hits.some((h) => h[0] === key)) return [];
+    return markText(row, this.folded);
+  }
+
+  decorateAll() {
+    for (const row of this.opts.attached()) this.decorate(row);
+  }
+}

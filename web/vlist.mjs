@@ -1,0 +1,252 @@
+// @ts-check
+// A virtual list over the document's scroll: only the rows within `overscan` pixels of the viewport are in the DOM;
+// the rest are two spacers whose heights come from each row's measured height (or its estimate until it has been
+// seen). Rows far from the viewport are removed, not hidden, so the DOM stays bounded at any scroll position. The
+// first row on screen keeps its place when rows above it change height or are inserted ("Load older").
+
+/**
+ * @typedef {{
+ *   key: (i: number) => string,
+ *   estimate: (i: number) => number,
+ *   create: (i: number) => HTMLElement,
+ *   release?: (key: string, el: HTMLElement) => void,
+ *   overscan?: number,
+ * }} ListOptions
+ */
+
+export class VirtualList {
+  /**
+   * @param {HTMLElement} container  the element that holds the rows (nothing else is put in it)
+   * @param {ListOptions} options
+   */
+  constructor(container, options) {
+    this.container = container;
+    this.opts = options;
+    this.overscan = options.overscan ?? 1200;
+    this.count = 0;
+    /** @type {Map<string, number>} measured heights by key (kept across updates) */
+    this.heights = new Map();
+    /** @type {Map<string, HTMLElement>} attached rows by key */
+    this.attached = new Map();
+    /** @type {Float64Array} offsets[i] = top of row i; offsets[count] = total height */
+    this.offsets = new Float64Array(1);
+    this.dirty = true;
+    this.first = 0; // attached range [first, last)
+    this.last = 0;
+    this.top = document.createElement("div");
+    this.bottom = document.createElement("div");
+    this.top.className = "vlist-spacer";
+    this.bottom.className = "vlist-spacer";
+    this.top.setAttribute("aria-hidden", "true");
+    this.bottom.setAttribute("aria-hidden", "true");
+    container.replaceChildren(this.top, this.bottom);
+    this.frame = 0;
+    this.suspended = false;
+    this.resize = new ResizeObserver((entries) => this._resized(entries));
+    this._onScroll = () => this.schedule();
+    window.addEventListener("scroll", this._onScroll, { passive: true });
+    window.addEventListener("resize", this._onScroll, { passive: true });
+  }
+
+  /** Rows changed (count, order or membership); keeps the first row on screen where it was. Attached rows whose
+   * key is still within the new range stay attached (not re-created). */
+  /** @param {number} count */
+  setCount(count) {
+    const anchor = this._anchor();
+    this.count = count;
+    this.first = Math.min(this.first, count);
+    this.last = Math.min(this.last, count);
+    this.dirty = true;
+    this.update(anchor);
+    if (!this.container.getClientRects().length) this._attach(0, 0); // hidden: keep nothing attached
+  }
+
+  /** Removes every attached row (their content is stale); the next update creates them again. */
+  detachAll() {
+    for (const [key, el] of [...this.attached]) {
+      this.resize.unobserve(el);
+      el.remove();
+      this.attached.delete(key);
+      this.opts.release?.(key, el);
+    }
+  }
+
+  /** The key and viewport top of the first attached row on screen, to restore after a layout change. */
+  _anchor() {
+    for (let el = this.top.nextElementSibling; el && el !== this.bottom; el = el.nextElementSibling) {
+      const key = /** @type {HTMLElement} */ (el).dataset.key;
+      if (!key) continue;
+      const r = el.getBoundingClientRect();
+      if (r.bottom > 0) return { key, top: r.top };
+    }
+    return null;
+  }
+
+  /** @param {number} i */
+  _height(i) {
+    return this.heights.get(this.opts.key(i)) ?? this.opts.estimate(i);
+  }
+
+  _layout() {
+    if (!this.dirty) return;
+    const n = this.count;
+    if (this.offsets.length !== n + 1) this.offsets = new Float64Array(n + 1);
+    let y = 0;
+    for (let i = 0; i < n; i++) {
+      this.offsets[i] = y;
+      y += this._height(i);
+    }
+    this.offsets[n] = y;
+    this.dirty = false;
+  }
+
+  /** The first index whose bottom lies below y. */
+  /** @param {number} y */
+  _indexAt(y) {
+    const o = this.offsets;
+    let lo = 0;
+    let hi = this.count;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (o[mid + 1] <= y) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Index of a key, or -1 (linear: call with care). */
+  /** @param {string} key */
+  indexOf(key) {
+    for (let i = 0; i < this.count; i++) if (this.opts.key(i) === key) return i;
+    return -1;
+  }
+
+  schedule() {
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.update();
+    });
+  }
+
+  _containerTop() {
+    return this.container.getBoundingClientRect().top + window.scrollY;
+  }
+
+  /**
+   * Attaches the rows near the viewport and detaches the rest.
+   * @param {{key: string, top: number} | null} [anchor] keep this row at this viewport top
+   */
+  update(anchor = null) {
+    if (this.suspended || !this.container.isConnected || !this.container.getClientRects().length) return;
+    this._layout();
+    if (anchor) {
+      const i = this.indexOf(anchor.key);
+      if (i >= 0) window.scrollTo(0, this._containerTop() + this.offsets[i] - anchor.top);
+    }
+    const base = this._containerTop();
+    const viewTop = window.scrollY - base - this.overscan;
+    const viewBottom = window.scrollY - base + window.innerHeight + this.overscan;
+    const first = Math.min(this._indexAt(Math.max(0, viewTop)), this.count);
+    let last = first;
+    while (last < this.count && this.offsets[last] < viewBottom) last++;
+    this._attach(first, last);
+  }
+
+  /** @param {number} first @param {number} last */
+  _attach(first, last) {
+    this._layout();
+    const keep = new Set();
+    for (let i = first; i < last; i++) keep.add(this.opts.key(i));
+    for (const [key, el] of [...this.attached]) {
+      if (keep.has(key)) continue;
+      this.resize.unobserve(el);
+      el.remove();
+      this.attached.delete(key);
+      this.opts.release?.(key, el);
+    }
+    let cursor = this.top.nextSibling;
+    for (let i = first; i < last; i++) {
+      const key = this.opts.key(i);
+      let el = this.attached.get(key);
+      if (!el) {
+        el = this.opts.create(i);
+        this.attached.set(key, el);
+        this.resize.observe(el);
+      }
+      if (el !== cursor) this.container.insertBefore(el, cursor);
+      else cursor = cursor.nextSibling;
+    }
+    this.first = first;
+    this.last = last;
+    this.top.style.height = `${this.offsets[first]}px`;
+    this.bottom.style.height = `${this.offsets[this.count] - this.offsets[last]}px`;
+  }
+
+  /** @param {ResizeObserverEntry[]} entries */
+  _resized(entries) {
+    let changed = false;
+    for (const entry of entries) {
+      const el = /** @type {HTMLElement} */ (entry.target);
+      const key = el.dataset.key;
+      if (!key || !el.isConnected) continue;
+      const h = el.getBoundingClientRect().height;
+      if (h > 0 && this.heights.get(key) !== h) {
+        this.heights.set(key, h);
+        changed = true;
+      }
+    }
+    if (!changed) return;
+    const anchor = this._anchor();
+    this.dirty = true;
+    this._layout();
+    this.top.style.height = `${this.offsets[this.first]}px`;
+    this.bottom.style.height = `${this.offsets[this.count] - this.offsets[this.last]}px`;
+    if (anchor) {
+      const el = this.attached.get(anchor.key);
+      const now = el ? el.getBoundingClientRect().top : anchor.top;
+      if (Math.abs(now - anchor.top) > 0.5) window.scrollBy(0, now - anchor.top);
+    }
+    this.schedule();
+  }
+
+  /**
+   * Scrolls row i into view (estimated first, then by its element) and returns its element.
+   * @param {number} i
+   * @param {ScrollLogicalPosition} [block]
+   */
+  scrollToIndex(i, block = "start") {
+    if (i < 0 || i >= this.count) return null;
+    this._layout();
+    const base = this._containerTop();
+    const y = base + this.offsets[i];
+    const h = this._height(i);
+    const target = block === "center" ? y - (window.innerHeight - h) / 2
+      : block === "end" ? y + h - window.innerHeight : block === "nearest" ? null : y;
+    if (target !== null) window.scrollTo(0, Math.max(0, target));
+    else if (y < window.scrollY || y + h > window.scrollY + window.innerHeight) window.scrollTo(0, Math.max(0, y));
+    this.update();
+    const el = this.attached.get(this.opts.key(i)) || null;
+    el?.scrollIntoView({ block });
+    return el;
+  }
+
+  /** The attached row of a key, if it is in the DOM. */
+  /** @param {string} key */
+  element(key) {
+    return this.attached.get(key) || null;
+  }
+
+  /** Forget measured heights of keys no longer present. */
+  /** @param {Set<string>} keys */
+  prune(keys) {
+    for (const key of [...this.heights.keys()]) if (!keys.has(key)) this.heights.delete(key);
+  }
+
+  destroy() {
+    window.removeEventListener("scroll", this._onScroll);
+    window.removeEventListener("resize", this._onScroll);
+    this.resize.disconnect();
+    if (this.frame) cancelAnimationFrame(this.frame);
+  }
+}
