@@ -164,7 +164,7 @@ export async function loadPage(bytes) {
   }
 }
 
-const SUPPORTED = /\.(jsonl|ndjson|jsonl\.zst|zst)$/i;
+const SUPPORTED = /\.(jsonl|ndjson|jsonl\.zst|zst|sqlite|sqlite3|db)$/i;
 
 /**
  * Opens a local .jsonl / .jsonl.zst file (read in slices by the worker).
@@ -179,7 +179,7 @@ export async function openFile(blob, { all = false, maxMessages = PAGE_SIZE, nam
   els.title.textContent = fileName;
   els.title.title = fileName;
   if (!SUPPORTED.test(fileName)) {
-    const text = `${fileName}: not a session log (the viewer opens .jsonl and .jsonl.zst files). Nothing was read.`;
+    const text = `${fileName}: not a session log (the viewer opens .jsonl, .jsonl.zst and .sqlite/.db files). Nothing was read.`;
     setAlert("file", text);
     return summary({}, { error: { where: "file", message: text, line: null, seq: null }, warnings: [], file: null });
   }
