@@ -53,6 +53,7 @@ __all__ = [
     "decode_storage_row",
     "convert_storage_row",
     "encode",
+    "encode_hook",
     "record_range",
     "member_count",
     "is_chunk_row",
@@ -323,14 +324,15 @@ _records_decoder = msgspec.json.Decoder(list[HistoryRecord])
 _storage_row_decoder = msgspec.json.Decoder(StorageRow)
 
 
-def _enc_hook(value: Any) -> Any:
-    items = getattr(value, "items", None)  # a lazy row payload (``lazy_rows``) encodes as the list it stands for
+def encode_hook(value: Any) -> Any:
+    """msgspec ``enc_hook``: a lazy row payload (``lazy_rows``) encodes as the list it stands for."""
+    items = getattr(value, "items", None)
     if items is not None and not isinstance(value, dict):
         return items()
     raise NotImplementedError(f"cannot encode {type(value).__name__}")
 
 
-_encoder = msgspec.json.Encoder(enc_hook=_enc_hook)
+_encoder = msgspec.json.Encoder(enc_hook=encode_hook)
 _WIRE_DEPTH = MAX_DEPTH + 8
 """A page or frame wraps events a few levels deep; the events themselves passed ``MAX_DEPTH`` when read."""
 

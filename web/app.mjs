@@ -10,7 +10,7 @@
 //                    Python is ready (rejects on failure)
 //   loadPage(bytes)  bytes of a SessionPage JSON → {records, inputs, chatNodes, trajectoryNodes,
 //                    ms: {decode, journal, fold, render, total}}; replaces the window and renders the first screen
-//   openFile(blob, {all, maxMessages})  a local .jsonl / .jsonl.zst → the same summary, plus error and warnings
+//   openFile(blob, {all, maxMessages})  a local .jsonl / .jsonl.zst / .sqlite → the same summary, plus error and warnings
 //   openSession(id)  follows a served session
 //   search(text)     searches the whole transcript (case-insensitive) → {matches}, moves to the first (search.mjs)
 //   showView(name)   chat | trajectory | context; exportFile({format, scope}) (features.mjs)

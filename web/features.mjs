@@ -96,11 +96,6 @@ export function initFeatures(app) {
   });
   const menu = byId("export-menu", HTMLElement);
   initExportMenu(menu, (format, scope) => runExport(format, scope).catch(report("Export failed")));
-  // Markdown is offered only when this build's renderer has it.
-  for (const b of menu.querySelectorAll('button[data-format="md"]')) /** @type {HTMLElement} */ (b).hidden = true;
-  void bridge.json("capabilities").then((caps) => {
-    for (const b of menu.querySelectorAll('button[data-format="md"]')) /** @type {HTMLElement} */ (b).hidden = !caps.markdown;
-  }, () => {});
 
   document.addEventListener("keydown", (event) => {
     if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;

@@ -167,7 +167,7 @@ export async function loadPage(bytes) {
 const SUPPORTED = /\.(jsonl|ndjson|jsonl\.zst|zst|sqlite|sqlite3|db)$/i;
 
 /**
- * Opens a local .jsonl / .jsonl.zst file (read in slices by the worker).
+ * Opens a local .jsonl / .jsonl.zst file (read in slices by the worker) or a .sqlite / .db session.
  * @param {Blob & {name?: string}} blob
  * @param {{all?: boolean, maxMessages?: number, name?: string}} [options]
  */

@@ -16,6 +16,8 @@ export function hashFor(seq) {
   const params = new URLSearchParams();
   if (state.mode === "live" && state.sessionId) params.set("session", state.sessionId);
   if (seq !== null) params.set("seq", String(seq));
+  const shown = hashParams().get("view"); // the view tab (views.mjs) stays in the URL
+  if (shown) params.set("view", shown);
   return `#${params.toString()}`;
 }
 
@@ -68,7 +70,10 @@ let fileDeepLink = hashParams().has("session") ? null : seqInHash();
 
 /** Before a local file opens: the hash of what was shown before no longer applies. */
 export function beforeFileOpens() {
-  if (location.hash) history.replaceState(history.state, "", location.pathname + location.search);
+  if (!location.hash) return;
+  const shown = hashParams().get("view"); // the view tab (views.mjs) stays
+  const hash = shown ? `#${new URLSearchParams({ view: shown })}` : "";
+  history.replaceState(history.state, "", location.pathname + location.search + hash);
 }
 
 /** After a local file opened: the page's deep link #seq=N, once. */
@@ -86,6 +91,7 @@ let pending = null;
 function followScroll() {
   pending = null;
   if (state.mode !== "live" && state.mode !== "file") return;
+  if (els.transcript.hidden) return; // another view is shown: the chat's place is not the reader's
   const el = view.firstInView();
   const seq = el ? Number(el.dataset.seq) : NaN;
   if (!Number.isFinite(seq)) return;
@@ -103,7 +109,7 @@ function onScroll() {
   // Only the reader scrolling up loads more: never a short first screen, never the page's own scrolling.
   const up = doc.scrollTop < lastTop && performance.now() - lastInput < USER_SCROLL_MS;
   lastTop = doc.scrollTop;
-  if (up && doc.scrollTop <= LOAD_OLDER_NEAR_TOP_PX && state.canLoadOlder && view.order.length && !els.older.hidden) {
+  if (up && !els.transcript.hidden && doc.scrollTop <= LOAD_OLDER_NEAR_TOP_PX && state.canLoadOlder && view.order.length && !els.older.hidden) {
     void loadOlder();
   }
 }

@@ -150,7 +150,6 @@ const OPS = {
   // Pyodide has no public API for its heap size; wasm memory is reached through its (documented) module object.
   heapSize: async () => /** @type {any} */ (pyodide)._module.HEAP8.length,
   digest: async () => call("digest"),
-  capabilities: async () => call("capabilities"),
   trajectory: async () => call("trajectory_view"),
   context: async () => call("context_view"),
   contextMessage: async (_id, { seq }) => call("context_message", seq),

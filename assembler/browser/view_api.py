@@ -34,10 +34,7 @@ def export_text(assembler: ConversationAssembler, nodes: list[ViewNode], *, titl
     shown = [n for n in nodes if n.kind not in HIDDEN_KINDS]
     context = render.render_context(assembler.index.turns, shown)
     if fmt == "md":
-        to_markdown = getattr(render, "render_markdown", None)
-        if to_markdown is None:
-            raise ValueError("Markdown export is not available in this build")
-        return str(to_markdown(shown, title=title, context=context, banner=banner))
+        return render.render_markdown(shown, title=title, context=context, banner=banner)
     return render.render_document(shown, title=title, context=context, banner=banner)
 
 
@@ -54,10 +51,6 @@ class ViewsMixin:
 
     def _ordered(self) -> list[ViewNode]:
         return by_anchor(self.chat.values())
-
-    def capabilities(self) -> bytes:
-        """What this build can do beyond the chat: ``{markdown}`` (a Markdown export renderer is present)."""
-        return encode_json({"markdown": hasattr(render, "render_markdown")})
 
     def trajectory_view(self) -> bytes:
         """The Trajectory view: ``{rows: [...]}`` (``panels.trajectory_rows``)."""

@@ -9,10 +9,9 @@ per node, by ``render`` (DESIGN rule 8).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import msgspec
@@ -39,6 +38,7 @@ from ..records import (
 from ..render.texts import tool_texts
 from ..transcript import by_anchor, canonical_json, current_transcript, summarize, transcript
 from ..views import FlushResult, ToolData, ViewNode, hidden_by_default
+from .guard import CallOrderError, guarded
 from .local import FileLoad
 from .rowtext import plain_text
 from .search import SearchIndex
@@ -57,10 +57,6 @@ __all__ = [
     "Viewer",
     "VIEWER",
 ]
-
-
-class CallOrderError(RuntimeError):
-    """An entry point called out of order (``file_feed`` before ``file_begin``): the worker's bug, raised."""
 
 
 class Viewer(ViewsMixin):
@@ -92,6 +88,7 @@ class Viewer(ViewsMixin):
         self.load_result: LoadResult | None = None
         self.page_requests: dict[int, PageRequest] = {}
         self._context: render.RenderContext | None = None
+        self._rendered_context: render.RenderContext | None = None  # the last context HTML was rendered with
         self._live = False
         self.repacker = LiveRepacker()
 
@@ -140,10 +137,38 @@ class Viewer(ViewsMixin):
                 self.revs.pop(key, None)
         else:
             self.chat.update((n.key, n) for n in chat.nodes)
-        for node in chat.nodes:
+        nodes = list(chat.nodes) if chat.replace else self._restyled(chat.nodes)
+        for node in nodes:
             self._rev += 1
             self.revs[node.key] = self._rev
-        return chat.replace, chat.nodes, removed
+        return chat.replace, nodes, removed
+
+    def _restyled(self, upserted: Sequence[ViewNode]) -> list[ViewNode]:
+        """The upserted nodes plus the rendered ones whose HTML depends on them through the render context: the old
+        first row of a turn that an older row now precedes (it drops its "Turn N" divider), and the interrupted steps
+        of a turn that now has an interruption notice (they drop their own "Interrupted"). O(upserted) but for an
+        interruption notice, which scans the window once."""
+        context = self._rendered_context
+        if context is None:
+            return list(upserted)
+        firsts = {turn: key for key, turn in context.turn_first_keys.items()}
+        out = list(upserted)
+        seen = {n.key for n in upserted}
+        for n in upserted:
+            turn = n.location.turn
+            if type(turn) is not int or hidden_by_default(n):
+                continue
+            old = self.chat.get(firsts.get(turn, ""))
+            if old is not None and old.key not in seen and n.anchorSeq < old.anchorSeq:
+                out.append(old)
+                seen.add(old.key)
+            if n.kind == "turn-notice" and getattr(n.data, "kind", None) == "interrupted" and \
+                    turn not in context.interrupted_turns:
+                for m in self.chat.values():
+                    if m.kind == "assistant-step" and m.location.turn == turn and m.key not in seen:
+                        out.append(m)
+                        seen.add(m.key)
+        return out
 
     def _update(self, replace: bool, changed: Sequence[ViewNode], removed: Sequence[str],
                 requests: Sequence[dict[str, Any]] = (), **extra: Any) -> dict[str, Any]:
@@ -391,6 +416,7 @@ class Viewer(ViewsMixin):
         """Built once per window state (dropped by every flush that changes the chat)."""
         if self._context is None:
             self._context = render.render_context(self.assembler.index.turns, self.chat.values())
+            self._rendered_context = self._context
         return self._context
 
     def render(self, keys: Sequence[str]) -> bytes:
@@ -449,32 +475,9 @@ class Viewer(ViewsMixin):
         return encode_json({"key": None if best is None else best.key, "inWindow": in_window})
 
 
-def _guard(name: str, method: Callable[..., bytes]) -> Callable[..., bytes]:
-    """``method`` that never lets an unexpected Python exception (``TypeError``, ``RecursionError``, ...) out: the
-    page gets ``{"error": {..., "internal": true}}`` beside what is still shown. Calls out of order and
-    ``AssemblerError`` (a Definition breaking its contract) still raise."""
-
-    @functools.wraps(method)
-    def entry(self: Viewer, *args: Any, **kwargs: Any) -> bytes:
-        try:
-            return method(self, *args, **kwargs)
-        except (CallOrderError, AssemblerError):
-            raise  # a call out of order, or a Definition breaking its contract: the worker reports what it raised
-        except Exception as exc:  # the last line of defence of the worker
-            error = {**error_value(exc, name), "internal": True}
-            try:
-                update = self._update(False, [], [])
-            except Exception:
-                update = {}
-            update["error"] = error
-            return encode_json(update)
-
-    return entry
-
-
 for _name in ("load_page", "apply_frames", "request_older", "answer_page", "page_failed", "file_feed",
               "file_finish", "render", "render_more", "render_section", "find_seq"):
-    setattr(Viewer, _name, _guard(_name, getattr(Viewer, _name)))
+    setattr(Viewer, _name, guarded(_name, getattr(Viewer, _name)))
 
 
 def _journal() -> Journal[HistoryRecord]:

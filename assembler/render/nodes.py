@@ -82,24 +82,25 @@ _EMPTY_CONTEXT = RenderContext()
 
 
 def render_context(turns: Mapping[Any, TurnLocation], nodes: Iterable[ViewNode]) -> RenderContext:
-    """The context of one window (the page's and the export's): each turn's start time from its ``turn/start``, and
-    the call ids that have their own ``tool`` row among ``nodes``."""
+    """The context of one window (the page's and the export's): each turn's start time from its ``turn/start``, the
+    call ids that have their own ``tool`` row among ``nodes``, the turns ended by an interruption notice and the
+    first shown node of each turn (it carries the "Turn N" divider). Linear in ``nodes``."""
     starts = {turn: tl.start.time for turn, tl in turns.items() if tl.start is not None}
     shown: list[str] = []
     interrupted: list[Any] = []
-    first: dict[str, Any] = {}
-    seen_turns: set[Any] = set()
-    for n in sorted(nodes, key=lambda n: n.anchorSeq):
+    first: dict[Any, ViewNode] = {}  # turn -> its first shown node (lowest anchor; ties: the earlier given)
+    for n in nodes:  # linear: the page recomputes this after every flush
         if n.kind == "tool":
             shown.append(n.id)
         elif n.kind == "turn-notice" and type(n.data) is NoticeData and n.data.kind == "interrupted":
             interrupted.append(n.location.turn)
         turn = n.location.turn
-        if type(turn) is int and turn not in seen_turns and not hidden_by_default(n):
-            seen_turns.add(turn)
-            first[n.key] = turn
+        if type(turn) is int and not hidden_by_default(n):
+            best = first.get(turn)
+            if best is None or n.anchorSeq < best.anchorSeq:
+                first[turn] = n
     return RenderContext(turn_start_times=starts, shown_calls=shown, interrupted_turns=interrupted,
-                         turn_first_keys=first)
+                         turn_first_keys={n.key: turn for turn, n in first.items()})
 
 
 # --- node renderers ----------------------------------------------------------------------------------------------

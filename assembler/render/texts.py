@@ -17,6 +17,7 @@ from typing import Any
 from msgspec import UNSET
 
 from ..views import (
+    ActivityData,
     AssistantStepData,
     BlockView,
     CommandData,
@@ -180,6 +181,10 @@ def node_text_blocks(node: ViewNode) -> list[tuple[str, str]]:
     if kind == "command" and t is CommandData:
         line, output = command_texts(data)
         return [("plain", line), ("plain", output or "")]
+    if t is ActivityData:
+        return [("plain", "\n".join(x for x in (data.title, data.detail) if type(x) is str))]
+    if t is NoticeData:
+        return [("plain", "\n".join(x for x in (data.message, data.errorMessage) if type(x) is str and x))]
     return []
 
 
@@ -201,8 +206,12 @@ def node_label(node: ViewNode) -> str:
         text = input_text(data)
         if text:
             return first_line(text, 80)
-    elif t is NoticeData and type(data.message) is str and data.message:
-        return first_line(data.message, 80)
+    elif t is NoticeData:
+        for text in (data.message, data.errorMessage):
+            if type(text) is str and text:
+                return first_line(text, 80)
+    elif t is ActivityData:
+        return first_line(data.title, 80)
     return kind
 
 

@@ -366,7 +366,7 @@ def tool_kind_body(data: ToolData, result: str | None, *, error: bool) -> str | 
             return None
         language = _s(args, "language", "lang") or "javascript"
         subcalls = _subcalls_html(data.subcalls) if data.subcalls is not UNSET and data.subcalls else ""
-        return _section("Program", code_html(code, language)) + subcalls + res
+        return _section("Program", code_html(code.strip("\n"), language)) + subcalls + res
     if kind == "todo":
         todos = args.get("todos")
         if type(todos) is not list:

@@ -10,37 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from conversation_support import Session, assemble_page, page
 from corpus import FIXTURES, session_logs
-from test_goldens import corpus_present
+from test_goldens import COLLECT, corpus_present
 
 from assembler.render.texts import token_count_text
 from assembler.store.jsonl import read_session
 
 if TYPE_CHECKING:
     from conftest import Viewer
-
-COLLECT = """async () => {
-    const tv = window.transcriptViewer;
-    const doc = document.scrollingElement;
-    const rows = new Map();
-    const take = () => {
-        for (const el of document.querySelectorAll("#transcript article[data-key]")) {
-            if (el.hidden) continue;
-            rows.set(el.dataset.key, {kind: el.dataset.kind, turn: el.dataset.turn ?? null,
-                                      seq: Number(el.dataset.seq), text: el.innerText});
-        }
-    };
-    window.scrollTo(0, 0);
-    for (let i = 0; i < 500; i++) {
-        await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-        await tv.idle();
-        take();
-        if (doc.scrollTop + innerHeight >= doc.scrollHeight - 2) break;
-        window.scrollBy(0, innerHeight * 0.9);
-    }
-    await tv.idle();
-    take();
-    return [...rows.values()].sort((a, b) => a.seq - b.seq);
-}"""
 
 SNAPSHOTS = FIXTURES / "apps" / "web" / "tests" / "snapshots"
 

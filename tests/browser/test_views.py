@@ -239,20 +239,26 @@ def test_raw_records_of_a_packed_row_expand_on_demand(demo: tuple[Viewer, bytes]
 # --- export --------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("fmt", ["html", "md"])
 @pytest.mark.parametrize("scope", ["session", "window"])
-def test_export_html_downloads_a_file(demo: tuple[Viewer, bytes], scope: str) -> None:
+def test_export_downloads_a_file(demo: tuple[Viewer, bytes], scope: str, fmt: str) -> None:
     viewer, data = demo
     page = viewer.page
     page.click("#export-menu > summary")
     with page.expect_download() as info:
-        page.click(f'#export-menu button[data-format="html"][data-scope="{scope}"]')
+        page.click(f'#export-menu button[data-format="{fmt}"][data-scope="{scope}"]')
     download = info.value
-    assert download.suggested_filename.endswith(".html")
+    assert download.suggested_filename.endswith(f".{fmt}")
     path = download.path()
     assert path is not None
     text = open(path, encoding="utf-8").read()
-    assert text.startswith("<!doctype html>") and "<script" not in text
     header, batches = demo_session()
     prompts = [e["data"]["content"][0]["text"] for b in batches for e in b if e["type"] == "user/message"]
-    for prompt in prompts:
-        assert render.escape(prompt.split("`")[0]) in text
+    if fmt == "html":
+        assert text.startswith("<!doctype html>") and "<script" not in text
+        for prompt in prompts:
+            assert render.escape(prompt.split("`")[0]) in text
+    else:
+        assert text.startswith("# ") and "### User" in text and "### Assistant" in text
+        for prompt in prompts:
+            assert prompt.split("`")[0].strip() in text

@@ -112,3 +112,25 @@ def test_deep_nesting_gets_the_strict_verdict(depth: int, where: str) -> None:
         assert str(got.value) == str(exc)
         return
     assert decode_lazy_page(buf) == strict
+
+
+def test_every_viewer_entry_point_works_on_a_lazy_page() -> None:
+    """Records, row members, search, row text, replay and export read the lazy rows as the lists they stand for."""
+    import json
+
+    from assembler.browser import Viewer
+    from perf.bench_browser import pages
+
+    data = pages(3, 600)["packed"]
+    viewer = Viewer()
+    update = json.loads(viewer.load_page(data))
+    assert any(type(e.event.data.fragments) is LazyTexts for e in viewer.assembler.window if hasattr(e.event, "kind"))
+    step = next(n["key"] for n in update["nodes"] if n["kind"] == "assistant-step")
+    records = json.loads(viewer.records(step))
+    assert "error" not in records
+    assert "error" not in json.loads(viewer.record_members(step, 0))
+    assert "error" not in json.loads(viewer.search(" "))
+    assert "error" not in json.loads(viewer.row_text(step))
+    assert "error" not in json.loads(viewer.export("md"))
+    replayed = json.loads(viewer.replay_window("scalar"))
+    assert replayed["digest"] == json.loads(viewer.digest())["digest"]

@@ -224,3 +224,29 @@ def test_markdown_export_of_the_window_and_the_session() -> None:
         text = value["text"]
         assert text.startswith("# demo") and "### User" in text and "### Assistant" in text
         assert "How many lines does `README.md` have?" in text
+
+
+def test_load_older_rerenders_the_row_that_loses_its_turn_divider() -> None:
+    from conversation_support import Session
+
+    s = Session()
+    s.turn_start(1)
+    s.user("first")
+    for step in range(1, 5):
+        s.step_start(1, step)
+        s.message(1, step, [{"type": "text", "text": f"answer {step}"}])
+        s.step_end(1, step)
+    s.turn_end(1)
+    header = {"type": "session", "version": 0, "id": "t", "createdAt": 0}
+    data = ("\n".join(json.dumps(e) for e in [header, *s.events]) + "\n").encode()
+    viewer = Viewer()
+    first = load(viewer, data, max_messages=2)
+    keys = [n["key"] for n in first["nodes"]]
+    html = json.loads(viewer.render(keys))["html"]
+    [top] = [k for k in keys if "turn-divider" in html[k]]
+    older = json.loads(viewer.request_older(10))
+    resent = {n["key"]: n["rev"] for n in older["nodes"]}
+    assert top in resent  # its divider moves to an older row: the page must render it again
+    html = json.loads(viewer.render(list(resent)))["html"]
+    assert "turn-divider" not in html[top]
+    assert sum("turn-divider" in h for h in html.values()) == 1
