@@ -4,8 +4,9 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+JS_STAMP := node_modules/.js-deps-stamp
 
-.PHONY: setup run test test-fast build browser-deps lint bench bench-browser clean
+.PHONY: setup run test test-fast build browser-deps js-deps lint bench bench-browser clean
 
 setup: $(STAMP)
 
@@ -14,6 +15,13 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade "pip>=25.1"
 	$(BIN)/python -m pip install -q -e ".[server]" --group dev
 	touch $(STAMP)
+
+# The JavaScript toolchain (TypeScript, ESLint) and the Pyodide runtime, pinned by package-lock.json.
+js-deps: $(JS_STAMP)
+
+$(JS_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(JS_STAMP)
 
 browser-deps:
 	bash scripts/install_browser.sh
@@ -35,9 +43,10 @@ test: setup build lint
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow" tests/unit tests/property tests/conformance
 
-lint: setup
+lint: setup js-deps
 	$(BIN)/ruff check assembler definitions tests perf scripts
 	$(BIN)/mypy
+	npm run --silent lint
 
 bench: setup
 	$(BIN)/python -m perf.run --json build/perf/results.json --plots build/perf

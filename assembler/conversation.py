@@ -5,7 +5,8 @@ never start a Context (``PackedStartError``). Rule 2: dispatch goes through a ty
 a Definition's ``match`` runs only for the event types it declares, and every entry point (``replace_window``,
 ``append``, ``prepend``) matches through the same ``_matches``. Rule 3: state has one owner: a Context's state is
 written only by its Definition, through ``start``/``update`` (the contract is in ``definition``). Pure and sans-I/O;
-Definitions are injected by the edges (the core never imports ``definitions``).
+Definitions are injected by the edges (the core never imports ``definitions``). Rule 4: an entry a Definition fails on
+(a field of an unexpected type) is quarantined (``folding.quarantine``: fallback only, an ``InputFault`` in ``faults``).
 """
 
 from __future__ import annotations
@@ -15,10 +16,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 from .definition import Context, Definition, Match, Reader, Role, Urgency, max_urgency
-from .errors import ConversationError, DefinitionError, MatchOrderError, PackedStartError
-from .locations import BOUNDARY_TYPES, Coord, LocationIndex, StepLocation, TurnLocation
+from .errors import FOLD_FAULTS as _FAULTS
+from .errors import ConversationError, DefinitionError, InputFault, MatchOrderError, PackedStartError
+from .errors import EntryFault as _EntryFault
+from .folding import build_nodes, merge_matches, quarantine, store_location_data
+from .locations import BOUNDARY_TYPES, Coord, LocationIndex
 from .records import ChunksRecord, EventRecord, member_count, record_range
-from .views import FlushResult, LocationData, ViewNode, ViewUpdate
+from .views import FlushResult, ViewUpdate
 
 __all__ = ["ConversationAssembler", "Entry"]
 
@@ -48,6 +52,8 @@ class ConversationAssembler:
                 table.setdefault(etype, []).append(d)
         self._table = {etype: tuple(ds) for etype, ds in table.items()}
         self._fallbacks = tuple(d for d in self.definitions if d.fallback and d.target is not None)
+        self.faults: list[InputFault] = []  # entries a Definition could not fold, shown by the fallback instead
+        self._quarantine: set[int] = set()
         self._reset(False)
 
     # -- state ---------------------------------------------------------------------------------------------------
@@ -60,6 +66,8 @@ class ConversationAssembler:
         self._by_turn: dict[int | None, dict[str, Context]] = {}
         self._entry_seqs: set[int] = set()
         self._row_ranges: list[tuple[int, int]] = []
+        self._dependents: dict[str, Context] = {}  # Contexts whose start read ``previous`` (ctx.deps non-empty)
+        self._revised = False  # an update Match changed a started Context (since ``append`` cleared it)
         self._window: list[Entry] = []
         self._dirty: dict[str, Context] = {}
         self._full = False
@@ -122,7 +130,7 @@ class ConversationAssembler:
         packed = type(entry) is ChunksRecord
         location = self.index.resolve(coord)
         matched: set[str | None] = set()
-        for d in self._table.get(event.type, ()):
+        for d in self._table.get(event.type, ()) if event.seq not in self._quarantine else ():
             result = d.match(event)
             if result is None:
                 continue
@@ -144,9 +152,21 @@ class ConversationAssembler:
     def _dispatch(self, entry: Entry, coord: Coord) -> Urgency:
         """Match one entry and apply each Match to its Context at once (the window grows at its end)."""
         urgency: Urgency = "none"
-        for d, id, m in self._matches(entry, coord):
-            urgency = max_urgency(urgency, self._apply(d, id, m))
+        try:
+            for d, id, m in self._matches(entry, coord):
+                urgency = max_urgency(urgency, self._apply(d, id, m))
+        except _FAULTS as exc:
+            raise _EntryFault((entry.event.seq,), entry.event.type, exc) from exc
         return urgency
+
+    def _rebuild(self, entries: list[Entry], has_more: bool) -> None:
+        """Fold ``entries`` again from scratch, quarantining each entry a Definition fails on."""
+        while True:
+            try:
+                self._replace(entries, has_more)
+                return
+            except _EntryFault as fault:
+                quarantine(fault, self._quarantine, self.faults)
 
     def _context_for(self, d: Definition, id: str) -> Context:
         ctx = self.contexts.get((d.kind, id))
@@ -178,12 +198,17 @@ class ConversationAssembler:
                     raise DefinitionError(f"seq {m.seq}: {d.kind}.update returned no state")
                 ctx.state = state
                 ctx.version += 1
+                self._revised = True
         self._dirty[ctx.key] = ctx
         return d.publication(m)
 
     def _start(self, ctx: Context, m: Match) -> Any:
         ctx.deps = []
         state = ctx.definition.start(ctx, m, Reader(self._previous, ctx))
+        if ctx.deps:
+            self._dependents[ctx.key] = ctx
+        else:
+            self._dependents.pop(ctx.key, None)
         if state is None:
             raise DefinitionError(f"seq {m.seq}: {ctx.kind}.start returned no state")
         ctx.version += 1
@@ -196,24 +221,28 @@ class ConversationAssembler:
         if ctx.start is None:
             ctx.state = None
             ctx.deps = []
+            self._dependents.pop(ctx.key, None)
             self._dirty[ctx.key] = ctx
             return
         if ctx.matches[0] is not ctx.start:
             raise MatchOrderError(ctx.start.seq, ctx.key, "has a start that is not its first Match")
-        state = self._start(ctx, ctx.start)
-        ctx.state = state
-        for m in ctx.matches[1:]:
-            state = d.update(ctx, m)
-            if state is None:
-                raise DefinitionError(f"seq {m.seq}: {d.kind}.update returned no state")
+        m = ctx.start
+        try:
+            state = self._start(ctx, m)
             ctx.state = state
+            for m in ctx.matches[1:]:
+                state = d.update(ctx, m)
+                if state is None:
+                    raise DefinitionError(f"seq {m.seq}: {d.kind}.update returned no state")
+                ctx.state = state
+        except _FAULTS as exc:
+            raise _EntryFault((m.seq,), m.event.type, exc) from exc
         self._dirty[ctx.key] = ctx
 
     def _replay_dependents(self) -> bool:
         """Replay, in start-seq order, every Context whose ``previous`` reads would now differ. True if any did."""
         replayed = False
-        with_deps = [c for c in self.contexts.values() if c.deps]
-        with_deps.sort(key=lambda c: c.first_seq)
+        with_deps = sorted(self._dependents.values(), key=lambda c: (c.first_seq, c.order))
         for ctx in with_deps:
             for kind, seen, version in ctx.deps:
                 now = self._previous(kind, ctx)
@@ -227,6 +256,12 @@ class ConversationAssembler:
 
     def replace_window(self, entries: Iterable[Entry], has_more: bool) -> Urgency:
         """Clear everything and fold ``entries`` (any order; sorted by seq). Returns ``'immediate'``."""
+        self.faults = []
+        self._quarantine = set()
+        self._rebuild(list(entries), has_more)
+        return "immediate"
+
+    def _replace(self, entries: list[Entry], has_more: bool) -> None:
         self._reset(has_more)
         ordered = sorted(entries, key=lambda e: e.event.seq)
         observe = self.index.observe
@@ -240,7 +275,6 @@ class ConversationAssembler:
         self._full = True
         self._pending = True
         self._timeline_changed = True
-        return "immediate"
 
     def append(self, entry: Entry) -> Urgency:
         """Fold one live scalar entry at the end of the window (ASSEMBLY 5.2).
@@ -253,6 +287,14 @@ class ConversationAssembler:
         """
         if type(entry) is not EventRecord:
             raise ConversationError(f"seq {entry.event.seq}: append takes scalar entries only")
+        try:
+            return self._append(entry)
+        except _EntryFault as fault:
+            quarantine(fault, self._quarantine, self.faults)
+            self._rebuild(list(self._window), self.has_more)  # the entry was noted before the fault
+            return "immediate"
+
+    def _append(self, entry: Entry) -> Urgency:
         event = entry.event
         if self.has_seq(event.seq):
             return "none"
@@ -263,10 +305,9 @@ class ConversationAssembler:
             pub = "immediate"
             self._timeline_changed = True
             self._relocate(self._by_turn.get(changed_turn, {}).values())
-        before = {c.key: c.version for c in self.contexts.values() if c.state is not None}
+        self._revised = False
         pub = max_urgency(pub, self._dispatch(entry, coord))
-        revised = any(c.version != before.get(c.key, c.version) for c in self.contexts.values())
-        if revised and self._replay_dependents():
+        if self._revised and self._replay_dependents():
             pub = "immediate"
         self._pending = True
         return pub
@@ -291,6 +332,14 @@ class ConversationAssembler:
         Entries whose seq is already present are dropped. Raises ``MatchOrderError`` when a merged Context's start
         is not its first Match.
         """
+        try:
+            return self._prepend(entries, has_more)
+        except _EntryFault as fault:
+            quarantine(fault, self._quarantine, self.faults)
+            self._rebuild(sorted(self._window, key=lambda e: e.event.seq), self.has_more)
+            return "immediate"
+
+    def _prepend(self, entries: Iterable[Entry], has_more: bool) -> Urgency:
         unique: dict[int, Entry] = {}
         for e in entries:
             if not self.has_seq(e.event.seq):
@@ -321,15 +370,18 @@ class ConversationAssembler:
         # The same matching as every other entry point; the Matches are merged, then their Contexts replay.
         incoming: dict[str, list[Match]] = {}
         for entry in fresh:
-            for d, id, m in self._matches(entry, coord_of[entry.event.seq]):
-                ctx = self._context_for(d, id)
-                incoming.setdefault(ctx.key, []).append(m)
-                affected[ctx.key] = ctx
+            try:
+                for d, id, m in self._matches(entry, coord_of[entry.event.seq]):
+                    ctx = self._context_for(d, id)
+                    incoming.setdefault(ctx.key, []).append(m)
+                    affected[ctx.key] = ctx
+            except _FAULTS as exc:
+                raise _EntryFault((entry.event.seq,), entry.event.type, exc) from exc
         self._by_turn = {}
         for ctx in self.contexts.values():
             extra = incoming.get(ctx.key)
             if extra:
-                self._merge_matches(ctx, extra)
+                merge_matches(ctx, extra)
             for m in ctx.matches:
                 self._by_turn.setdefault(m.coord[0], {})[ctx.key] = ctx
         for ctx in sorted(affected.values(), key=lambda c: c.first_seq):
@@ -379,7 +431,7 @@ class ConversationAssembler:
                 if had is None or had.key not in found or had.key in merged:
                     return False
                 merged[had.key] = m
-        except PackedStartError:
+        except (PackedStartError, *_FAULTS):
             return False
         if merged.keys() != found.keys():
             return False
@@ -395,24 +447,20 @@ class ConversationAssembler:
         self.entry_count += 1 - n
         return True
 
-    @staticmethod
-    def _merge_matches(ctx: Context, older: list[Match]) -> None:
-        """Merge older Matches into a Context's own, in seq order: one Match per seq, at most one start."""
-        merged = sorted([*ctx.matches, *older], key=lambda m: m.seq)
-        for a, b in zip(merged, merged[1:], strict=False):
-            if a.seq == b.seq:
-                raise MatchOrderError(b.seq, ctx.key, "received non-appended Match")
-        starts = [m for m in merged if m.role == "start"]
-        if len(starts) > 1:
-            raise MatchOrderError(starts[1].seq, ctx.key, "received a second start Match")
-        ctx.matches = merged
-        ctx.start = starts[0] if starts else None
-
     # -- flush -------------------------------------------------------------------------------------------------------
 
     def flush(self) -> FlushResult | None:
         """Build location data (step scope, then turn scope, for every Context), then the view nodes of a full
-        replace (every Context, creation order) or of the dirty Contexts. None when nothing was pending."""
+        replace (every Context, creation order) or of the dirty Contexts. None when nothing was pending. A Context
+        whose node cannot be built from its entries has them quarantined, and the flush is a full one."""
+        while True:
+            try:
+                return self._flush()
+            except _EntryFault as fault:
+                quarantine(fault, self._quarantine, self.faults)
+                self._rebuild(sorted(self._window, key=lambda e: e.event.seq), self.has_more)
+
+    def _flush(self) -> FlushResult | None:
         if not self._pending:
             return None
         full = self._full
@@ -424,9 +472,12 @@ class ConversationAssembler:
         scopes: tuple[Literal["step"], Literal["turn"]] = ("step", "turn")
         for scope in scopes:
             for ctx in ordered:
-                data = ctx.definition.build_location_data(ctx, scope)
-                if data is not None:
-                    self._store_location_data(ctx, scope, data)
+                try:
+                    data = ctx.definition.build_location_data(ctx, scope)
+                    if data is not None:
+                        store_location_data(self.index, ctx, scope, data)
+                except (*_FAULTS, DefinitionError) as exc:  # bad input can make two Contexts claim one step
+                    raise _EntryFault(tuple(m.seq for m in ctx.matches), ctx.kind, exc) from exc
         if full:
             build = [c for c in ordered if c.definition.target in self.views]
         else:
@@ -435,23 +486,7 @@ class ConversationAssembler:
             build = [c for c in ordered if c.definition.target in self.views and (
                 c.key in keys or (c.definition.reads_turn_data and c.location.key[1] in turns)
                 or self._timeline_changed and c.definition.reads_turn_data)]
-        views: dict[str, list[ViewNode]] = {t: [] for t in self.views}
-        for ctx in build:
-            d = ctx.definition
-            target = d.target
-            assert target is not None
-            node = d.build_view_node(ctx)
-            if node is None:
-                if not full and target in ctx.current:
-                    raise DefinitionError(f"{ctx.key}: build_view_node returned None after a node (hide it instead)")
-                ctx.current.pop(target, None)
-                continue
-            if node.key != ctx.key:
-                raise DefinitionError(f"{ctx.key}: view node key {node.key!r} is not the context key")
-            if node.target != target:
-                raise DefinitionError(f"{ctx.key}: view node target {node.target!r} is not {target!r}")
-            ctx.current[target] = node
-            views[target].append(node)
+        views = build_nodes(build, self.views, full)
         result = FlushResult(
             {t: ViewUpdate(t, full, nodes) for t, nodes in views.items() if full or nodes or self._timeline_changed},
             index.timeline(), self._timeline_changed)
@@ -460,27 +495,6 @@ class ConversationAssembler:
         self._timeline_changed = False
         self._pending = False
         return result
-
-    def _store_location_data(self, ctx: Context, scope: str, data: LocationData) -> None:
-        if data.kind != scope:
-            raise DefinitionError(f"{ctx.key}: location data kind {data.kind!r} in {scope} scope")
-        if data.key != ctx.kind:
-            raise DefinitionError(f"{ctx.key}: location data key {data.key!r} is not the definition kind")
-        if type(data.turn) is not int or data.turn < 0:
-            raise DefinitionError(f"{ctx.key}: location data turn {data.turn!r} is not a safe integer >= 0")
-        tl = self.index.turns.get(data.turn)
-        holder: TurnLocation | StepLocation | None
-        if scope == "step":
-            if type(data.step) is not int or data.step < 0:
-                raise DefinitionError(f"{ctx.key}: location data step {data.step!r} is not a safe integer >= 0")
-            holder = tl.steps.get(data.step) if tl is not None else None
-        else:
-            holder = tl
-        if holder is None:
-            return  # the location is outside the window: nothing to publish on
-        if data.key in holder.data:
-            raise DefinitionError(f"{ctx.key}: a second context published {data.key!r} on the same {scope}")
-        holder.data[data.key] = data.value
 
 
 def _entry_seq(entry: Entry) -> int:

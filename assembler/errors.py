@@ -16,6 +16,9 @@ __all__ = [
     "MatchOrderError",
     "DefinitionError",
     "PackedStartError",
+    "InputFault",
+    "EntryFault",
+    "FOLD_FAULTS",
 ]
 
 
@@ -97,3 +100,42 @@ class PackedStartError(ConversationError):
 
     def __str__(self) -> str:
         return f"seq {self.seq}: {self.kind or 'a definition'} received a packed start Match"
+
+
+class InputFault:
+    """Not an exception: an event a Definition could not fold (a field of an unexpected type), recorded by the
+    assembler, which shows that event through the fallback Definition instead (issue 9 item 5)."""
+
+    __slots__ = ("seq", "type", "message")
+
+    def __init__(self, seq: int, type: str, message: str) -> None:
+        self.seq = seq
+        self.type = type
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"seq {self.seq}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"InputFault({self.seq}, {self.type!r}, {self.message!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, InputFault) and (self.seq, self.type, self.message) == (
+            other.seq, other.type, other.message)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class EntryFault(Exception):
+    """A Definition failed on the entries ``seqs`` (of type or kind ``etype``). Internal to the assembler, which
+    catches it at its entry points, quarantines those entries and records an ``InputFault`` for each."""
+
+    def __init__(self, seqs: tuple[int, ...], etype: str, cause: BaseException) -> None:
+        super().__init__(seqs, etype)
+        self.seqs = seqs
+        self.etype = etype
+        self.cause = cause
+
+
+FOLD_FAULTS = (TypeError, ValueError, AttributeError, KeyError, IndexError)
+"""What a Definition raises on an event whose fields have unexpected types."""

@@ -113,6 +113,16 @@ def _invalid_json(exc: msgspec.DecodeError) -> str:
     return "invalid UTF-8" if "UTF-8" in text else f"invalid JSON ({text})"
 
 
+def _envelope_problem(value: dict[str, Any]) -> str | None:
+    """What is wrong with an event's optional envelope fields (PROTOCOL 1.1), or None."""
+    if "ignorable" in value and value["ignorable"] is not True:
+        return f"field 'ignorable' must be true when present, got {value['ignorable']!r}"
+    seqs = value.get("sourceEventSeqs", [])
+    if type(seqs) is not list or not all(is_safe_integer(s) and s >= 0 for s in seqs):
+        return f"field 'sourceEventSeqs' must be a list of safe integers >= 0, got {seqs!r}"[:300]
+    return None
+
+
 class LogParser:
     """The sans-I/O session log parser. ``feed`` bytes in any slices, ``feed_eof`` at the end of the input, and call
     ``next_event`` until it returns ``NEED_DATA`` (feed more) or ``END``.
@@ -252,6 +262,10 @@ class LogParser:
         if not is_safe_integer(time):
             return self._fault(SessionFileError(f"time must be a safe integer, got {time!r}", line=lineno,
                                                 seq=int(seq)))
+        if "ignorable" in value or "sourceEventSeqs" in value:
+            problem = _envelope_problem(value)
+            if problem is not None:
+                return self._fault(SessionFileError(problem, line=lineno, seq=int(seq)))
         return self._record(value, lineno, seq, 1, "seq")
 
     def _row_value(self, value: dict[str, Any], lineno: int) -> LogEvent:

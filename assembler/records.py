@@ -53,6 +53,7 @@ __all__ = [
     "decode_storage_row",
     "convert_storage_row",
     "encode",
+    "encode_hook",
     "record_range",
     "member_count",
     "is_chunk_row",
@@ -136,6 +137,8 @@ def _check_row(seq: int, time: int, dt: list[Any], members: int) -> None:
     """The cross-field rules of PROTOCOL 2.3 that a field type cannot state. Linear only in C (``min``/``max``):
     every running time lies between ``time + k*min(dt)`` and ``time + k*max(dt)``, so the exact running sums are
     computed only when that bound leaves the safe range."""
+    if type(dt) is not list:
+        return  # a lazy run (``lazy_rows``): its builder made these checks on the raw JSON
     if len(dt) != members - 1:
         raise ValueError(f"dt has {len(dt)} gaps for {members} members (expected {members - 1})")
     if seq + members - 1 > MAX_SAFE_INTEGER:
@@ -304,6 +307,7 @@ class SnapshotFrame(Struct, frozen=True, tag_field="type", tag="snapshot"):
     records: list[HistoryRecord]
     hasMore: bool
     projections: Projections
+    error: dict[str, Any] | None = None  # the server's fault report for a session that stopped parsing
 
 
 class EventFrame(Struct, frozen=True, tag_field="type", tag="event"):
@@ -318,7 +322,17 @@ _page_decoder = msgspec.json.Decoder(SessionPage)
 _frame_decoder = msgspec.json.Decoder(FollowFrame)
 _records_decoder = msgspec.json.Decoder(list[HistoryRecord])
 _storage_row_decoder = msgspec.json.Decoder(StorageRow)
-_encoder = msgspec.json.Encoder()
+
+
+def encode_hook(value: Any) -> Any:
+    """msgspec ``enc_hook``: a lazy row payload (``lazy_rows``) encodes as the list it stands for."""
+    items = getattr(value, "items", None)
+    if items is not None and not isinstance(value, dict):
+        return items()
+    raise NotImplementedError(f"cannot encode {type(value).__name__}")
+
+
+_encoder = msgspec.json.Encoder(enc_hook=encode_hook)
 _WIRE_DEPTH = MAX_DEPTH + 8
 """A page or frame wraps events a few levels deep; the events themselves passed ``MAX_DEPTH`` when read."""
 

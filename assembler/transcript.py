@@ -15,11 +15,12 @@ from msgspec import UNSET, Struct, UnsetType
 
 from .conversation import ConversationAssembler, Entry
 from .definition import Definition
+from .errors import InputFault
 from .jsontext import encode_with
 from .views import FlushResult, RecordedUsage, TimelineTurn, TurnTailData, ViewNode, is_recorded_time
 
-__all__ = ["Transcript", "SessionSummary", "summarize", "transcript", "assemble", "canonical_json", "digest",
-           "by_anchor"]
+__all__ = ["Transcript", "SessionSummary", "summarize", "transcript", "current_transcript", "assemble",
+           "assemble_checked", "canonical_json", "digest", "by_anchor"]
 
 _encoder = msgspec.json.Encoder()
 
@@ -105,17 +106,37 @@ def transcript(result: FlushResult) -> Transcript:
     return Transcript(by_anchor(chat), by_anchor(trajectory), result.timeline)
 
 
+def current_transcript(assembler: ConversationAssembler) -> Transcript:
+    """The transcript of what ``assembler`` shows now (after its last flush): every Context's current node per view,
+    in creation order as a full flush builds them, without folding again."""
+    ordered = sorted(assembler.contexts.values(), key=lambda c: c.order)
+    chat = [c.current["chat"] for c in ordered if "chat" in c.current]
+    trajectory = [c.current["trajectory"] for c in ordered if "trajectory" in c.current]
+    return Transcript(by_anchor(chat), by_anchor(trajectory), assembler.index.timeline())
+
+
 def assemble(records: Sequence[Entry], has_more: bool, definitions: Sequence[Definition]) -> Transcript:
     """Fold decoded history records (``EventRecord | ChunksRecord``) through ``definitions`` into a transcript.
 
     Raises:
         AssemblerError: a Definition or entry broke the assembler contract (e.g. ``PackedStartError``).
     """
+    return assemble_checked(records, has_more, definitions)[0]
+
+
+def assemble_checked(records: Sequence[Entry], has_more: bool,
+                     definitions: Sequence[Definition]) -> tuple[Transcript, list[InputFault]]:
+    """``assemble``, and the entries no Definition could fold (shown through the fallback Definition instead; the
+    edges print them as warnings naming the seq).
+
+    Raises:
+        AssemblerError: as ``assemble``.
+    """
     assembler = ConversationAssembler(definitions)
     assembler.replace_window(records, has_more)
     result = assembler.flush()
     assert result is not None  # replace_window always leaves a flush pending
-    return transcript(result)
+    return transcript(result), list(assembler.faults)
 
 
 def canonical_json(value: Transcript) -> bytes:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET
 
+from assembler.lazy_rows import LazyTexts, joined_fragments
 from assembler.records import SessionEvent, ToolCallRowData
 from assembler.text import JS_WHITESPACE
 from assembler.views import (
@@ -148,7 +149,7 @@ def view_visible(view: BlockView) -> bool:
     return t is not ToolCallBlockView
 
 
-def row_boundaries(fragments: list[str], joined: str, has_name: bool, need_token: bool, need_visible: bool,
+def row_boundaries(fragments: list[str] | LazyTexts, joined: str, has_name: bool, need_token: bool, need_visible: bool,
                    visible_from_start: bool, fragments_visible: bool) -> tuple[int, int]:
     """``chunkRunBoundaries``: the first-token and first-visible member indexes of a row (-1 when none/not needed).
 
@@ -159,6 +160,20 @@ def row_boundaries(fragments: list[str], joined: str, has_name: bool, need_token
     before it holds only whitespace.
     """
     token = visible = -1
+    if type(fragments) is LazyTexts:  # no member decoded unless the text starts with whitespace
+        first = fragments.first_nonempty()
+        if need_token:
+            token = 0 if has_name else first
+        if need_visible:
+            if visible_from_start:
+                visible = 0
+            elif fragments_visible:
+                lead = len(joined) - len(joined.lstrip(JS_WHITESPACE))
+                if lead == 0 and joined:
+                    visible = first  # the first non-empty fragment starts with the first (non-blank) character
+                elif lead < len(joined):
+                    visible = next(compress(count(), map(contains, fragments.items(), repeat(joined[lead]))))
+        return token, visible
     if need_token:
         if has_name:
             token = 0
@@ -287,7 +302,7 @@ class StreamFold:
             has_name = data.name is not UNSET
             if has_name:
                 tool.name = data.name
-            joined = "".join(fragments)
+            joined = joined_fragments(fragments)
             if joined:
                 tool.args.append(joined)
             visible_from_start = others > 0
@@ -301,7 +316,7 @@ class StreamFold:
             else:
                 blk = blocks[index] = TextBlock(kind)
             visible_from_start = others > 0 or blk.nonblank
-            joined = "".join(fragments)
+            joined = joined_fragments(fragments)
             if joined:
                 blk.parts.append(joined)
                 if not blk.nonblank and joined.strip(JS_WHITESPACE):
@@ -316,10 +331,10 @@ class StreamFold:
                                             fragments_visible)
             dt = data.dt
             if token >= 0:
-                self.first_token_time = time + sum(islice(dt, token))
+                self.first_token_time = time + (sum(islice(dt, token)) if token else 0)
             if visible >= 0:
                 self.first_visible_seq = seq + visible
-                self.first_visible_time = time + sum(islice(dt, visible))
+                self.first_visible_time = time + (sum(islice(dt, visible)) if visible else 0)
         if was != now:
             self.visible_blocks += 1 if now else -1
 

@@ -13,6 +13,7 @@ import msgspec
 from msgspec import UNSET
 
 from assembler.definition import Context, Definition, Match, Reader, Role, node_location
+from assembler.jsontext import encode_with
 from assembler.views import EventData, ViewNode
 
 from ._common import ROW_TYPES
@@ -25,7 +26,7 @@ _encode = msgspec.json.Encoder().encode
 
 def summarize(data: Any) -> tuple[str, bool]:
     """Compact JSON of ``data``, cut to ``SUMMARY_CHARS`` characters."""
-    text = _encode(data).decode()
+    text = encode_with(_encode, data).decode()
     if len(text) > SUMMARY_CHARS:
         return text[:SUMMARY_CHARS] + "\u2026", True
     return text, False

@@ -7,8 +7,11 @@ Two pages of the same logical events: *packed* (``history.page_value``: the 116 
 *scalar* (every event its own ``event`` record). Each mode runs in a fresh page (a fresh Pyodide, so the wasm heap
 of one mode is not inherited by the other); each load reports ``ms`` ``{decode, journal, fold, render}`` (decode:
 msgspec over the page bytes; journal: opening the journal on the page; fold: ``replace_window`` + ``flush`` through
-the default Definitions; render: building the rows and rendering the first screen's HTML), the digest, and the
-worker's wasm heap (``pyodide._module.HEAP8.length``) after the loads. Reports medians and the scalar/packed ratios;
+the default Definitions; render: building the rows and rendering the first screen's HTML), the worker's wasm heap
+(``pyodide._module.HEAP8.length``) at boot and after each load, and the digest asked for afterwards
+(``transcriptViewer.digest()``, off the timed path). Before each load the page times ``TextDecoder`` +
+``JSON.parse`` of the same bytes (the floor); ``floor`` reports packed wall / parse, scalar wall / packed wall and
+the heap growth of the first packed load after boot (issue 11 items 2-4). Reports medians and the scalar/packed ratios;
 checks that both modes give the same digest and counts; never asserts a time (STYLE 15). Each mode is also measured
 by ``transcriptViewer.replayPage`` (``replay``: the measurement the viewer's "Replay benchmark" panel shows, one
 function in ``assembler/browser/replay.py``), with its own scalar/packed ratios (``replayRatios``). Needs
@@ -49,17 +52,27 @@ _STAGES = ("decode", "journal", "fold", "render")
 LOAD_JS = """async ([path, repeat]) => {
     const tv = window.transcriptViewer;
     await tv.ready;
+    const heapBoot = await tv.heapSize();
     const response = await fetch(path);
     const bytes = new Uint8Array(await response.arrayBuffer());
     const runs = [];
     for (let i = 0; i < repeat; i++) {
-        const t0 = performance.now();
+        // The floor, in the same page and run: V8 decoding and parsing the same bytes (interleaved with the loads).
+        let t0 = performance.now();
+        JSON.parse(new TextDecoder().decode(bytes));
+        const parseMs = performance.now() - t0;
+        t0 = performance.now();
         const r = await tv.loadPage(bytes);
         r.wallMs = performance.now() - t0;
+        r.parseMs = parseMs;
         r.heapBytes = await tv.heapSize();
         runs.push(r);
     }
-    return { bytes: bytes.length, runs, jsHeap: performance.memory ? performance.memory.usedJSHeapSize : null };
+    const t0 = performance.now();
+    const digest = await tv.digest();  // on request, off the timed path
+    digest.wallMs = performance.now() - t0;
+    return { bytes: bytes.length, runs, heapBoot, digest,
+             jsHeap: performance.memory ? performance.memory.usedJSHeapSize : null };
 }"""
 
 # The replay measurement the viewer's "Replay benchmark" panel shows (assembler/browser/replay.py via the worker's
@@ -85,6 +98,41 @@ def measure_replay(page: Any, path: str, repeat: int) -> dict[str, Any]:
             "rendered": first["rendered"], "wasmHeapBytes": max(r["wasmHeapBytes"] for r in runs)}
 
 
+FILE_JS = """async ([path]) => {
+    const tv = window.transcriptViewer;
+    await tv.ready;
+    const heapBoot = await tv.heapSize();
+    const jsBoot = performance.memory ? performance.memory.usedJSHeapSize : null;
+    const data = await (await fetch(path)).arrayBuffer();
+    const file = new File([data], path.split("/").pop());
+    const t0 = performance.now();
+    const r = await tv.openFile(file, {});
+    r.wallMs = performance.now() - t0;
+    r.heapBoot = heapBoot;
+    r.heapAfter = await tv.heapSize();
+    r.jsBoot = jsBoot;
+    r.jsAfter = performance.memory ? performance.memory.usedJSHeapSize : null;
+    return r;
+}"""
+
+
+def unpacked_log(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS) -> bytes:
+    """The synthetic session as a local log written one event per line (no rows): the "60 MB unpacked log"."""
+    header = {"type": "session", "version": 0, "id": "bench-unpacked", "createdAt": 0, "cwd": "/bench"}
+    return b"".join(encode(v) + b"\n" for v in [header, *history_transport_events(runs, total_deltas)])
+
+
+def measure_file(page: Any, path: str) -> dict[str, Any]:
+    """Opens the unpacked log at ``path`` as a local file (``openFile``, 4 MB slices, the newest 50 messages) in a
+    freshly booted page: the wasm heap (it never shrinks, so this is its peak) and the page's JS heap before/after."""
+    r = page.evaluate(FILE_JS, [path])
+    return {"fileBytes": r["file"]["bytes"], "events": r["file"]["events"], "records": r["file"]["records"],
+            "error": r["error"], "msWall": round(r["wallMs"], 1), "ms": r["ms"],
+            "wasmHeapBootBytes": r["heapBoot"], "wasmHeapAfterBytes": r["heapAfter"],
+            "jsHeapBootBytes": r["jsBoot"], "jsHeapAfterBytes": r["jsAfter"],
+            "tabBytes": r["heapAfter"] + (r["jsAfter"] or 0)}
+
+
 def pages(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS) -> dict[str, bytes]:
     """The synthetic page in both modes, as the JSON bytes of a ``SessionPage``."""
     events = history_transport_events(runs, total_deltas)
@@ -94,7 +142,9 @@ def pages(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS) -> dict[str,
 
 
 def measure_mode(page: Any, path: str, repeat: int) -> dict[str, Any]:
-    """Loads the page served at ``path`` ``repeat`` times in a booted viewer ``page``; medians per stage."""
+    """Loads the page served at ``path`` ``repeat`` times in a freshly booted viewer ``page`` (each load after a
+    ``TextDecoder`` + ``JSON.parse`` of the same bytes); medians per stage, the parse floor, the wasm heap growth of
+    the first load after boot, and the digest asked for afterwards (``transcriptViewer.digest()``)."""
     raw = page.evaluate(LOAD_JS, [path, repeat])
     loads = raw["runs"]
     first = loads[0]
@@ -104,11 +154,16 @@ def measure_mode(page: Any, path: str, repeat: int) -> dict[str, Any]:
         "inputs": first["inputs"],
         "chatNodes": first["chatNodes"],
         "trajectoryNodes": first["trajectoryNodes"],
-        "digest": first["digest"],
-        "digestsAgree": len({r["digest"] for r in loads}) == 1,
+        "digest": raw["digest"]["digest"],
+        "digestMs": round(raw["digest"]["ms"], 2),
         "ms": {stage: round(statistics.median(r["ms"][stage] for r in loads), 2) for stage in _STAGES},
         "msWall": round(statistics.median(r["wallMs"] for r in loads), 2),
-        "msAll": [{k: round(v, 2) for k, v in r["ms"].items()} for r in loads],
+        "parseMs": round(statistics.median(r["parseMs"] for r in loads), 2),
+        "wallOverParse": round(statistics.median(r["wallMs"] / max(1e-9, r["parseMs"]) for r in loads), 2),
+        "msAll": [{k: round(v, 2) for k, v in r["ms"].items()} | {"wall": round(r["wallMs"], 2),
+                                                                    "parse": round(r["parseMs"], 2)} for r in loads],
+        "wasmHeapBootBytes": raw["heapBoot"],
+        "wasmHeapGrowthBytes": first["heapBytes"] - raw["heapBoot"],
         "wasmHeapBytes": max(r["heapBytes"] for r in loads),
         "jsHeapBytes": raw["jsHeap"],
     }
@@ -138,8 +193,8 @@ def _serve(files: Path) -> Iterator[str]:
         thread.join(timeout=10)
 
 
-def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 3,
-        log: Any = print) -> dict[str, Any]:
+def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 5,
+        log: Any = print, local_file: bool = True) -> dict[str, Any]:
     """The whole inventory: both modes, each in a fresh page. Returns the JSON-ready report."""
     from playwright.sync_api import sync_playwright
 
@@ -155,6 +210,8 @@ def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 
             sync_playwright() as pw:
         for mode, payload in data.items():
             (Path(tmp) / f"{mode}.json").write_bytes(payload)
+        if local_file:
+            (Path(tmp) / "unpacked.jsonl").write_bytes(unpacked_log(runs, total_deltas))
         browser = pw.chromium.launch(executable_path=CHROMIUM, chromium_sandbox=False, headless=True,
                                      args=CHROMIUM_ARGS)
         report["chromium"] = browser.version
@@ -174,6 +231,14 @@ def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 
                 log(f"{mode:>6}: {result['records']:,} records, ms {result['ms']}, wall {result['msWall']:.0f} ms, "
                     f"wasm heap {result['wasmHeapBytes'] / 1e6:.0f} MB")
                 context.close()
+            if local_file:
+                context = browser.new_context()
+                page = context.new_page()
+                page.set_default_timeout(600_000)
+                page.goto(url)
+                report["localFile"] = measure_file(page, "/__bench__/unpacked.jsonl")
+                log(f"local unpacked file: {report['localFile']}")
+                context.close()
         finally:
             browser.close()
     packed, scalar = report["modes"]["packed"], report["modes"]["scalar"]
@@ -184,13 +249,19 @@ def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 
         / max(1e-9, sum(packed["ms"][s] for s in ("decode", "journal", "fold"))), 2)
     report["ratios"]["wasmHeap"] = round(scalar["wasmHeapBytes"] / packed["wasmHeapBytes"], 2)
     report["ratios"]["pageBytes"] = round(scalar["pageBytes"] / packed["pageBytes"], 2)
+    # Issue 11 items 2-4: packed loadPage against the parse floor, scalar against packed end to end (wall), heap.
+    report["floor"] = {
+        "parseMs": packed["parseMs"], "packedWallMs": packed["msWall"], "packedSplitMs": packed["ms"],
+        "scalarWallMs": scalar["msWall"], "packedOverParse": packed["wallOverParse"],
+        "scalarOverPacked": round(scalar["msWall"] / max(1e-9, packed["msWall"]), 2),
+        "packedHeapGrowthBytes": packed["wasmHeapGrowthBytes"], "digestMs": packed["digestMs"],
+    }
     rp, rs = packed["replay"], scalar["replay"]
     report["replayRatios"] = {stage: round(rs["ms"][stage] / rp["ms"][stage], 2) if rp["ms"][stage] else None
                               for stage in _STAGES}
     report["checks"] = {
         "replaySameDigest": rp["digest"] == rs["digest"] == packed["digest"],
         "sameDigest": packed["digest"] == scalar["digest"],
-        "digestsStable": packed["digestsAgree"] and scalar["digestsAgree"],
         "sameNodes": (packed["chatNodes"], packed["trajectoryNodes"]) == (scalar["chatNodes"],
                                                                             scalar["trajectoryNodes"]),
         "oneInputPerRecord": all(m["records"] == m["inputs"] for m in report["modes"].values()),
@@ -203,7 +274,7 @@ def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", metavar="OUT", help="write the report here")
-    parser.add_argument("--repeat", type=int, default=3, help="loads per mode (median reported; default 3)")
+    parser.add_argument("--repeat", type=int, default=5, help="loads per mode (median reported; default 5)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: 4 runs of 1,000 deltas, one load each")
     args = parser.parse_args(argv)
     if args.quick:
@@ -214,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(text + "\n")
-    print(json.dumps({"ms": {m: r["ms"] for m, r in report["modes"].items()}, "ratios": report["ratios"],
+    print(json.dumps({"ms": {m: r["ms"] for m, r in report["modes"].items()}, "floor": report["floor"],
+                      "ratios": report["ratios"],
                       "replayRatios": report["replayRatios"],
                       "checks": report["checks"]}, indent=2))
     return 0 if all(report["checks"].values()) else 1

@@ -33,7 +33,7 @@ __all__ = ["sessions", "cpython", "browser", "main"]
 DOM_BOUND = 2000
 QUERIES = {"big": ["synthetic history", "sq", "zz-none"], "turns": ["alpha", "Question 4999", "zz-none"]}
 
-SCROLL_JS = """async ([view]) => {
+SCROLL_JS = """async ([view, stride]) => {
     const tv = window.transcriptViewer;
     await tv.showView(view);
     await tv.views.ready();
@@ -52,7 +52,7 @@ SCROLL_JS = """async ([view]) => {
         maxElements = Math.max(maxElements, document.getElementsByTagName("*").length);
         steps += 1;
         if (doc.scrollTop + innerHeight >= doc.scrollHeight - 2) break;
-        window.scrollBy(0, innerHeight * 0.8);
+        window.scrollBy(0, innerHeight * stride);
     }
     running = false;
     frames.sort((a, b) => a - b);
@@ -158,7 +158,7 @@ def browser(data: dict[str, tuple[str, bytes]], repeat: int, log: Any = print) -
                         "wallMs": round(statistics.median(r["wallMs"] for r in runs), 2),
                         "workerMs": round(statistics.median(r["workerMs"] or 0 for r in runs), 2)}
                 for view in ("chat", "trajectory", "context"):
-                    result["scroll"][view] = page.evaluate(SCROLL_JS, [view])
+                    result["scroll"][view] = page.evaluate(SCROLL_JS, [view, 0.8])
                 log(f"{key}: {json.dumps(result)}")
                 out[key] = result
                 context.close()

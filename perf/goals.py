@@ -116,6 +116,36 @@ def goals(benchmarks: dict[str, Any]) -> list[dict[str, Any]]:
     out.append(_goal("surface", "surface", "surface append+read, large / small median",
                      number(surface.get("ratio_large_over_small")), "<=", 12, detail=detail,
                      at_goal_size=surface_sizes == [10_000, 100_000]))
+    browser = r.get("browser", {})
+    floor = browser.get("floor", {})
+    at_size = browser.get("events") == LOGICAL_EVENTS
+    detail = ""
+    if floor:
+        split = floor["packedSplitMs"]
+        detail = (f"packed loadPage {floor['packedWallMs']:.1f} ms (decode {split['decode']:.1f}, journal "
+                  f"{split['journal']:.1f}, fold {split['fold']:.1f}, render {split['render']:.1f}) vs TextDecoder+"
+                  f"JSON.parse {floor['parseMs']:.1f} ms; digest on request {floor['digestMs']:.1f} ms")
+    out.append(_goal("browser_floor", "browser", "Chromium packed loadPage / JSON.parse of the same bytes (median)",
+                     number(floor.get("packedOverParse")), "<=", 2, detail=detail, at_goal_size=at_size))
+    detail = f"scalar {floor['scalarWallMs']:.0f} / packed {floor['packedWallMs']:.1f} ms" if floor else ""
+    out.append(_goal("browser_ratio", "browser", "Chromium end to end loadPage, scalar / packed (median wall)",
+                     number(floor.get("scalarOverPacked")), ">=", 50, detail=detail, at_goal_size=at_size,
+                     reference=f"{REFERENCE['fold_ratio']:g}x"))
+    growth = number(floor.get("packedHeapGrowthBytes"))
+    out.append(_goal("browser_heap", "browser", "wasm heap growth of the first packed loadPage after boot (MB)",
+                     None if growth is None else round(growth / 1e6, 2), "<=", 16, at_goal_size=at_size,
+                     reference="the reference's packed path: 199 MB of V8 heap"))
+    local = browser.get("localFile", {})
+    detail = ""
+    if local:
+        detail = (f"{local['fileBytes'] / 1e6:.0f} MB unpacked log, {local['events']:,} events held as "
+                  f"{local['records']:,} records: wasm heap {local['wasmHeapBootBytes'] / 1e6:.0f} -> "
+                  f"{local['wasmHeapAfterBytes'] / 1e6:.0f} MB + page JS heap "
+                  f"{(local['jsHeapAfterBytes'] or 0) / 1e6:.0f} MB; {local['msWall'] / 1e3:.1f} s")
+    tab = number(local.get("tabBytes"))
+    out.append(_goal("browser_file_memory", "browser", "opening the unpacked log as a local file: tab memory (MB)",
+                     None if tab is None else round(tab / 1e6, 1), "<=", 150, detail=detail,
+                     at_goal_size=local.get("events") == LOGICAL_EVENTS))
     return out
 
 

@@ -1,24 +1,41 @@
+// @ts-check
 // The main thread's side of the worker protocol (see worker.mjs): call(op, args, transfer) → Promise.
 // Results that are JSON bytes are decoded here (TextDecoder + JSON.parse); nothing else crosses as a string.
 
 const decoder = new TextDecoder();
 
+/** @param {unknown} value */
 export function decodeJson(value) {
   if (value instanceof Uint8Array) return JSON.parse(decoder.decode(value));
   return value;
 }
 
+/** @typedef {{stage: string, text: string, ms: number}} BootStage */
+/** @typedef {Record<string, number>} BootTimings */
+
 export class Bridge {
+  /** @param {URL} url */
   constructor(url) {
     this.worker = new Worker(url, { type: "module" });
+    /** @type {Map<number, {resolve: (v: any) => void, reject: (e: Error) => void}>} */
     this.pending = new Map();
     this.nextId = 1;
-    this.onBoot = () => {};
+    this.isReady = false;
+    /** @type {(stage: BootStage) => void} */
+    this.onStage = () => {};
+    /** @type {(msg: any) => void} */
     this.onProgress = () => {};
+    /** @type {(resolve: BootTimings) => void} */
+    let resolveReady = () => {};
+    /** @type {(err: Error) => void} */
+    let rejectReady = () => {};
+    /** @type {Promise<BootTimings>} */
     this.ready = new Promise((resolve, reject) => {
-      this._resolveReady = resolve;
-      this._rejectReady = reject;
+      resolveReady = resolve;
+      rejectReady = reject;
     });
+    this._resolveReady = resolveReady;
+    this._rejectReady = rejectReady;
     this.worker.onmessage = (event) => this._receive(event.data);
     this.worker.onerror = (event) => {
       const err = new Error(`the Python worker failed: ${event.message || "could not start"}`);
@@ -28,9 +45,13 @@ export class Bridge {
     };
   }
 
+  /** @param {any} msg */
   _receive(msg) {
-    if (msg.type === "boot") return this.onBoot(msg.text);
-    if (msg.type === "ready") return this._resolveReady(msg.timings);
+    if (msg.type === "stage") return this.onStage(msg);
+    if (msg.type === "ready") {
+      this.isReady = true;
+      return this._resolveReady(msg.timings);
+    }
     if (msg.type === "failed") return this._rejectReady(new Error(msg.error));
     if (msg.type === "progress") return this.onProgress(msg);
     const entry = this.pending.get(msg.id);
@@ -40,7 +61,14 @@ export class Bridge {
     else entry.reject(new Error(msg.error));
   }
 
-  // Posts one request; `transfer` lists ArrayBuffers handed over (they become unusable here).
+  /**
+   * Posts one request; `transfer` lists ArrayBuffers handed over (they become unusable here). Requests made before
+   * Python is ready wait in the worker, in order.
+   * @param {string} op
+   * @param {Record<string, unknown>} [args]
+   * @param {Transferable[]} [transfer]
+   * @returns {Promise<any>}
+   */
   call(op, args = {}, transfer = []) {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
@@ -49,7 +77,13 @@ export class Bridge {
     });
   }
 
-  // Like call, for ops whose result is JSON bytes.
+  /**
+   * Like call, for ops whose result is JSON bytes.
+   * @param {string} op
+   * @param {Record<string, unknown>} [args]
+   * @param {Transferable[]} [transfer]
+   * @returns {Promise<any>}
+   */
   async json(op, args = {}, transfer = []) {
     return decodeJson(await this.call(op, args, transfer));
   }
@@ -59,10 +93,18 @@ export class Bridge {
   }
 }
 
-// A private copy of some bytes in an ArrayBuffer of its own, ready to transfer.
+/**
+ * A private copy of some bytes in an ArrayBuffer of its own, ready to transfer.
+ * @param {ArrayBuffer | ArrayBufferView | string} data
+ * @returns {Uint8Array<ArrayBuffer>}
+ */
 export function ownedBytes(data) {
   if (data instanceof ArrayBuffer) return new Uint8Array(data.slice(0));
-  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength));
+  if (ArrayBuffer.isView(data)) {
+    const copy = new Uint8Array(data.byteLength);
+    copy.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    return copy;
+  }
   if (typeof data === "string") return new TextEncoder().encode(data);
   throw new TypeError("expected bytes (ArrayBuffer or Uint8Array)");
 }

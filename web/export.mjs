@@ -22,7 +22,7 @@ export function download(text, name, type) {
 
 /**
  * Builds an export in the worker and downloads it; resolves with {name, bytes, ms}.
- * @param {{json: (op: string, args?: object, transfer?: Transferable[]) => Promise<any>}} bridge
+ * @param {{json: (op: string, args?: Record<string, unknown>, transfer?: Transferable[]) => Promise<any>}} bridge
  * @param {{format: "html" | "md", scope: "session" | "window", title: string, page?: () => Promise<Uint8Array | null>}} options
  */
 export async function exportFile(bridge, { format, scope, title, page }) {

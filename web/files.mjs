@@ -1,6 +1,10 @@
+// @ts-check
 // Opening local session logs: the file picker and drag-and-drop anywhere on the page. The File object goes to
 // the worker as is (it reads it in slices itself); nothing here reads the file on the main thread.
 
+/**
+ * @param {{button: HTMLElement, input: HTMLInputElement, overlay: HTMLElement, onFile: (file: File) => void}} parts
+ */
 export function initFiles({ button, input, overlay, onFile }) {
   button.addEventListener("click", () => input.click());
   input.addEventListener("change", () => {
@@ -10,7 +14,7 @@ export function initFiles({ button, input, overlay, onFile }) {
   });
 
   let depth = 0;
-  const hasFiles = (event) => [...(event.dataTransfer?.types || [])].includes("Files");
+  const hasFiles = (/** @type {DragEvent} */ event) => [...(event.dataTransfer?.types || [])].includes("Files");
   document.addEventListener("dragenter", (event) => {
     if (!hasFiles(event)) return;
     event.preventDefault();
@@ -20,7 +24,7 @@ export function initFiles({ button, input, overlay, onFile }) {
   document.addEventListener("dragover", (event) => {
     if (!hasFiles(event)) return;
     event.preventDefault();
-    event.dataTransfer.dropEffect = "copy";
+    if (event.dataTransfer) event.dataTransfer.dropEffect = "copy";
   });
   document.addEventListener("dragleave", () => {
     depth = Math.max(0, depth - 1);

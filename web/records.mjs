@@ -26,7 +26,7 @@ function button(text) {
 /**
  * The records panel of one row.
  * @param {string} key
- * @param {{json: (op: string, args?: object) => Promise<any>}} bridge
+ * @param {{json: (op: string, args?: Record<string, unknown>) => Promise<any>}} bridge
  * @returns {Promise<HTMLElement>}
  */
 export async function recordsPanel(key, bridge) {
@@ -65,7 +65,7 @@ export async function recordsPanel(key, bridge) {
 /**
  * Adds the "Show records" control to a rendered row (called after each fill: the row's HTML replaces its content).
  * @param {HTMLElement} row
- * @param {{json: (op: string, args?: object) => Promise<any>}} bridge
+ * @param {{json: (op: string, args?: Record<string, unknown>) => Promise<any>}} bridge
  * @param {(err: Error) => void} onError
  */
 export function addRecordsButton(row, bridge, onError) {

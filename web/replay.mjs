@@ -122,6 +122,10 @@ function figures(result) {
   return table;
 }
 
+/**
+ * @param {{bridge: any, toolbar: HTMLElement, before: HTMLElement, title?: () => string,
+ *   onError?: (text: string) => void}} options
+ */
 export function initReplay({ bridge, toolbar, before, title = () => "", onError = () => {} }) {
   const button = el("button", { type: "button", id: "replay-open", title: "Replay the open window scalar and packed in the worker and compare" }, "Replay benchmark");
   toolbar.prepend(button);

@@ -92,7 +92,7 @@ export class Search {
   /**
    * @param {{
    *   input: HTMLInputElement, counter: HTMLElement, prev: HTMLButtonElement, next: HTMLButtonElement,
-   *   bridge: {json: (op: string, args?: object) => Promise<any>},
+   *   bridge: {json: (op: string, args?: Record<string, unknown>) => Promise<any>},
    *   includeHidden: () => boolean,
    *   reveal: (key: string, blocks: number[]) => Promise<HTMLElement | null>,
    *   attached: () => Iterable<HTMLElement>,
@@ -138,10 +138,12 @@ export class Search {
   }
 
   /**
-   * Searches for `text` and moves to the first match; resolves with {matches, ms}.
+   * Searches for `text` and moves to the first match (with `move`; otherwise keeps the current position, as when
+   * the window grows); resolves with {matches, ms}.
    * @param {string} text
+   * @param {{move?: boolean}} [options]
    */
-  async run(text) {
+  async run(text, { move = true } = {}) {
     clearTimeout(this.timer);
     const ticket = ++this.seq;
     this.query = text;
@@ -169,16 +171,19 @@ export class Search {
     this.total = value.total;
     this.cum = [0];
     for (const [, n] of this.hits) this.cum.push(this.cum[this.cum.length - 1] + n);
-    this.index = this.total ? 0 : -1;
+    this.index = !this.total ? -1 : move ? 0 : Math.max(0, Math.min(this.index, this.total - 1));
     this._count();
     this.decorateAll();
-    if (this.total) await this._go();
+    if (this.total && move) await this._go();
     return { matches: this.total, ms: performance.now() - t0, workerMs: value.ms };
   }
 
   /** The window changed: search again (keeps the query). */
   refresh() {
-    if (this.query) void this.run(this.query);
+    if (!this.query) return;
+    clearTimeout(this.timer);
+    const query = this.query;
+    this.timer = window.setTimeout(() => void this.run(query, { move: false }), 300);
   }
 
   /** @param {number} delta */

@@ -1,27 +1,46 @@
+// @ts-check
 // The server side of the viewer: the session list (GET /api/sessions), message-aligned pages
 // (GET /api/sessions/{id}/page) and live follow (GET /api/sessions/{id}/follow, Server-Sent Events: a snapshot
 // frame, then one scalar event frame per event). Frames are handed to the worker as bytes, batched per animation
 // frame; the journal in Python keeps the window continuous (dedupe, gap repair, reconnect).
+import { PAGE_SIZE, RETRY_MAX_MS, RETRY_MIN_MS } from "./config.mjs";
 
+/** @param {string} id */
 export function sessionPath(id) {
   return id.split("/").map(encodeURIComponent).join("/");
 }
 
-// The sessions the server offers, or null when there is no server API (a static file host).
+/**
+ * One entry of GET /api/sessions (the contract is assembler/server/listing.py).
+ * @typedef {{id: string, title: string | null, file: string, path: string, lastActivity: number | null,
+ *   lastActivitySource: "events" | "mtime", eventCount: number, turnCount: number, model: string | null,
+ *   status: "live" | "ended" | "interrupted" | "damaged", error: string | null, bytes: number}} SessionEntry
+ */
+
+/**
+ * The sessions the server offers: `{sessions}`, `{sessions: null}` when there is no server API (a static file
+ * host), or `{sessions: null, offline: true}` when the server does not answer.
+ * @returns {Promise<{sessions: SessionEntry[] | null, offline?: boolean}>}
+ */
 export async function listSessions() {
   let response;
   try {
     response = await fetch("api/sessions", { headers: { accept: "application/json" } });
   } catch {
-    return null;
+    return { sessions: null, offline: true };
   }
-  if (!response.ok || !(response.headers.get("content-type") || "").includes("json")) return null;
+  if (!response.ok || !(response.headers.get("content-type") || "").includes("json")) return { sessions: null };
   const body = await response.json();
-  return Array.isArray(body.sessions) ? body.sessions : null;
+  return { sessions: Array.isArray(body.sessions) ? body.sessions : null };
 }
 
-// Reads one page; resolves to its bytes (Uint8Array), rejects with a readable error.
-export async function fetchPage(id, { through, before = null, maxMessages = 50 }) {
+/**
+ * Reads one page; resolves to its bytes (Uint8Array), rejects with a readable error.
+ * @param {string} id
+ * @param {{through: number, before?: number | null, maxMessages?: number}} request
+ * @returns {Promise<Uint8Array<ArrayBuffer>>}
+ */
+export async function fetchPage(id, { through, before = null, maxMessages = PAGE_SIZE }) {
   const params = new URLSearchParams({ throughSeq: String(through), maxMessages: String(maxMessages) });
   if (before !== null && before !== undefined) params.set("beforeSeq", String(before));
   const response = await fetch(`api/sessions/${sessionPath(id)}/page?${params}`);
@@ -35,56 +54,126 @@ export async function fetchPage(id, { through, before = null, maxMessages = 50 }
 
 const encoder = new TextEncoder();
 
-// Follows one session. `onFrames(frames)` receives batches of frame bytes (Uint8Array[]) and must return a
-// promise; batches are delivered one at a time, in order. EventSource reconnects by itself; the server answers a
-// reconnect with a fresh snapshot, which the journal takes as a new generation. A connection that the browser
-// gives up on (readyState CLOSED) is reopened with backoff.
+/**
+ * What the server says about a session it cannot follow: a malformed line (SSE `event: error`).
+ * @typedef {{error: string, detail: string, line: number | null, seq: number | null, following: boolean}} StreamFault
+ */
+
+/**
+ * Asks the server whether a session exists: "ok", "gone" (404: unknown or deleted) or "offline" (no answer).
+ * @param {string} id
+ * @returns {Promise<"ok" | "gone" | "offline">}
+ */
+export async function probeSession(id) {
+  try {
+    const response = await fetch(`api/sessions/${sessionPath(id)}/page?maxMessages=1`, { method: "GET" });
+    await response.arrayBuffer();
+    return response.status === 404 ? "gone" : "ok";
+  } catch {
+    return "offline";
+  }
+}
+
+/**
+ * Follows one session. `onFrames(frames)` receives batches of frame bytes (Uint8Array[]) and must return a
+ * promise; batches are delivered one at a time, in order. Every connection failure is handled here (the
+ * EventSource is closed, never left to retry by itself): the session is probed; a 404 stops for good
+ * (`onGone`), no answer is "offline" with a countdown to the next try (backoff), anything else reconnects. The
+ * server answers every connection with a fresh snapshot, which the journal takes as a new generation.
+ */
 export class Follow {
-  constructor(id, { maxMessages = 50, onFrames, onState = () => {} }) {
+  /**
+   * @param {string} id
+   * @param {{maxMessages?: number, onFrames: (frames: Uint8Array[]) => Promise<void>,
+   *   onState?: (state: import("./status.mjs").LiveState, options?: {retryAt?: number}) => void,
+   *   onFault?: (fault: StreamFault) => void, onGone?: () => void}} options
+   */
+  constructor(id, { maxMessages = PAGE_SIZE, onFrames, onState = () => {}, onFault = () => {}, onGone = () => {} }) {
     this.id = id;
     this.maxMessages = maxMessages;
     this.onFrames = onFrames;
     this.onState = onState;
+    this.onFault = onFault;
+    this.onGone = onGone;
+    /** @type {Uint8Array[]} */
     this.queue = [];
     this.draining = false;
     this.closed = false;
-    this.retryMs = 500;
-    this.connections = 0; // EventSource objects created (a browser-side reopen after CLOSED creates a new one)
-    this.opens = 0; // connections established, automatic EventSource reconnects included
+    this.stopped = false; // the server said following stopped (a malformed line): no reconnect
+    this.retryMs = RETRY_MIN_MS;
+    /** @type {EventSource | null} */
+    this.source = null;
+    /** @type {ReturnType<typeof setTimeout> | null} */
+    this.timer = null;
+    this.connections = 0; // EventSource objects created
+    this.opens = 0; // connections established
     this._open();
   }
 
   _open() {
-    if (this.closed) return;
+    if (this.closed || this.stopped) return;
     const url = `api/sessions/${sessionPath(this.id)}/follow?maxMessages=${this.maxMessages}`;
     const source = new EventSource(url);
     this.source = source;
     this.connections += 1;
-    this.onState("connecting");
+    this.onState(this.opens ? "reconnecting" : "connecting");
     source.onopen = () => {
       this.opens += 1;
-      this.retryMs = 500;
+      this.retryMs = RETRY_MIN_MS;
       this.onState("live");
     };
     source.onmessage = (event) => {
       this.queue.push(encoder.encode(event.data));
       this._schedule();
     };
-    source.onerror = () => {
-      if (this.closed) return;
-      if (source.readyState === EventSource.CLOSED) {
-        this.onState("offline");
-        setTimeout(() => { if (this.source === source) this._open(); }, this.retryMs);
-        this.retryMs = Math.min(this.retryMs * 2, 15000);
-      } else {
-        this.onState("reconnecting");
+    source.onerror = (event) => {
+      if (this.closed || this.source !== source) return;
+      if (event instanceof MessageEvent && typeof event.data === "string" && event.data) {
+        this._fault(event.data); // the server's `event: error` frame
+        return;
       }
+      source.close();
+      void this._retry(source);
     };
+  }
+
+  /** @param {string} data */
+  _fault(data) {
+    /** @type {StreamFault} */
+    let fault;
+    try {
+      fault = JSON.parse(data);
+    } catch {
+      fault = { error: "bad-frame", detail: data.slice(0, 200), line: null, seq: null, following: false };
+    }
+    if (!fault.following) {
+      this.stopped = true;
+      this.source?.close();
+      this.onState("stopped");
+    }
+    this.onFault(fault);
+  }
+
+  /** @param {EventSource} source */
+  async _retry(source) {
+    const answer = await probeSession(this.id);
+    if (this.closed || this.source !== source) return;
+    if (answer === "gone") {
+      this.stopped = true;
+      this.onState("ended");
+      this.onGone();
+      return;
+    }
+    const wait = answer === "offline" ? this.retryMs : RETRY_MIN_MS;
+    this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+    if (answer === "offline") this.onState("offline", { retryAt: performance.now() + wait });
+    else this.onState("reconnecting");
+    this.timer = setTimeout(() => { if (this.source === source) this._open(); }, wait);
   }
 
   // Drops the connection and opens a new one (used after the journal reported a protocol violation).
   restart() {
-    if (this.closed) return;
+    if (this.closed || this.stopped) return;
     this.source?.close();
     this.queue = [];
     this._open();
@@ -111,6 +200,7 @@ export class Follow {
 
   close() {
     this.closed = true;
+    if (this.timer !== null) clearTimeout(this.timer);
     this.source?.close();
     this.queue = [];
     this.onState("closed");

@@ -1,3 +1,4 @@
+// @ts-check
 // Light and dark themes: follows the system setting until the user picks one (remembered in localStorage).
 // The choice is applied as data-theme on <html>, which the stylesheets key their colours on.
 
@@ -28,6 +29,7 @@ export function toggleTheme() {
   return next;
 }
 
+/** @param {HTMLElement | null} button */
 export function initTheme(button) {
   apply();
   media.addEventListener("change", apply);
@@ -35,7 +37,7 @@ export function initTheme(button) {
     const label = () => {
       const theme = currentTheme();
       button.setAttribute("aria-label", theme === "dark" ? "Switch to light theme" : "Switch to dark theme");
-      button.title = button.getAttribute("aria-label");
+      button.title = button.getAttribute("aria-label") ?? "";
     };
     label();
     button.addEventListener("click", () => { toggleTheme(); label(); });

@@ -48,11 +48,19 @@ function estimateHeight(meta) {
 }
 
 export class TranscriptView {
+  /**
+   * @param {HTMLElement} container
+   * @param {any} bridge
+   * @param {{onError?: (err: Error) => void, onFilled?: (article: HTMLElement) => void}} [options]
+   */
   constructor(container, bridge, { onError = () => {}, onFilled = () => {} } = {}) {
     this.container = container;
     this.bridge = bridge;
     this.onError = onError;
     this.onFilled = onFilled; // (article) after its HTML (or an opened section) changed: search marks, records
+    // Called with each row's meta after its HTML is filled in; returns an element to append (the copy buttons).
+    /** @type {(meta: any) => HTMLElement | null} */
+    this.decorate = (_meta) => null;
     this.metas = new Map(); // key → node meta from the worker
     this.order = []; // keys in display order
     this.shown = []; // the keys of `order` that are shown (events only with "Events")
@@ -180,7 +188,7 @@ export class TranscriptView {
     el.dataset.seq = String(meta.seq);
     el.dataset.kind = meta.kind;
     if (meta.role) el.dataset.role = meta.role;
-    if (meta.turn != null) el.dataset.turn = String(meta.turn);
+    if (meta.turn !== undefined && meta.turn !== null) el.dataset.turn = String(meta.turn);
     el.tabIndex = -1;
     this.els.set(key, el);
     const cached = this.cache.get(key);
@@ -273,6 +281,9 @@ export class TranscriptView {
     el.classList.remove("placeholder");
     el.style.minHeight = "";
     this.renderedRev.set(key, rev);
+    const meta = this.metas.get(key);
+    const tools = meta ? this.decorate(meta) : null;
+    if (tools) el.append(tools);
     for (const block of open) {
       const d = el.querySelector(`details[data-block="${CSS.escape(block ?? "")}"]`);
       if (d) d.open = true; // the toggle handler renders its body again
@@ -405,6 +416,18 @@ export class TranscriptView {
       if (el) out.push(el);
     }
     return out;
+  }
+
+  // The first attached row whose bottom is below the page header (the row the reader is at), or null.
+  firstInView() {
+    const header = document.querySelector(".app-header");
+    const top = header ? header.getBoundingClientRect().bottom : 0;
+    for (const el of this.attached()) {
+      if (el.hidden) continue;
+      const r = el.getBoundingClientRect();
+      if (r.bottom > top + 1) return r.top < window.innerHeight ? el : null;
+    }
+    return null;
   }
 
   // Moves keyboard focus by `delta` shown nodes from the focused one (or from the top of the viewport).

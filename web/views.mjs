@@ -41,16 +41,17 @@ class RowList {
    * @param {HTMLElement} container
    * @param {(row: any) => HTMLElement} build
    * @param {(row: any) => number} estimate
+   * @param {(row: any) => string} key  a row's unique key
    */
-  constructor(container, build, estimate) {
+  constructor(container, build, estimate, key) {
     /** @type {any[]} */
     this.rows = [];
     this.list = new VirtualList(container, {
-      key: (i) => String(this.rows[i].key),
+      key: (i) => key(this.rows[i]),
       estimate: (i) => estimate(this.rows[i]),
       create: (i) => {
         const node = build(this.rows[i]);
-        node.dataset.key = String(this.rows[i].key);
+        node.dataset.key = key(this.rows[i]);
         return node;
       },
     });
@@ -59,7 +60,8 @@ class RowList {
   /** @param {any[]} rows */
   set(rows) {
     this.rows = rows;
-    this.list.prune(new Set(rows.map((r) => String(r.key))));
+    this.list.heights.clear(); // rows are rebuilt from scratch: a key may name another row now
+    this.list.detachAll();
     this.list.setCount(rows.length);
   }
 }
@@ -69,7 +71,7 @@ class RowList {
  * @param {(key: string | null, seq: number) => void} jump
  */
 function trajectoryRow(row, jump) {
-  const node = el("div", `traj-row status-${row.status}`);
+  const node = el("div", `traj-row traj-${row.kind} status-${row.status}`);
   node.tabIndex = 0;
   node.setAttribute("role", "button");
   const head = el("div", "traj-head");
@@ -177,7 +179,7 @@ export class ViewSwitch {
    * @param {{
    *   root: HTMLElement, tabs: HTMLElement, chat: HTMLElement[], trajectory: HTMLElement, context: HTMLElement,
    *   contextNote: HTMLElement,
-   *   bridge: {json: (op: string, args?: object) => Promise<any>},
+   *   bridge: {json: (op: string, args?: Record<string, unknown>) => Promise<any>},
    *   jumpToChat: (key: string | null, seq: number) => Promise<void> | void,
    *   onError: (err: Error) => void,
    * }} opts
@@ -189,19 +191,23 @@ export class ViewSwitch {
     this.generation = 0; // bumped whenever the window changes
     /** @type {Record<string, number>} the generation each view was built from */
     this.built = { trajectory: -1, context: -1 };
+    /** @type {Promise<unknown>} */
     this.loading = Promise.resolve();
+    this.timer = 0;
+    /** @type {((value: unknown) => void) | null} */
+    this.pending = null;
     const jump = (/** @type {string | null} */ key, /** @type {number} */ seq) => {
       this.show("chat");
       void opts.jumpToChat(key, seq);
     };
     this.trajectory = new RowList(opts.trajectory, (row) => trajectoryRow(row, jump),
-      (row) => (row.kind === "turn-end" ? 40 : 70 + (row.tools?.length ? 28 : 0)));
+      (row) => (row.kind === "turn-end" ? 40 : 70 + (row.tools?.length ? 28 : 0)), (row) => String(row.key));
     const hooks = {
       jump,
       full: async (/** @type {number} */ seq) => (await opts.bridge.json("contextMessage", { seq })).text,
     };
     this.context = new RowList(opts.context, (m) => contextMessage(m, hooks),
-      (m) => 60 + Math.min(20, Math.ceil((m.text?.length || 0) / 90)) * 20);
+      (m) => 60 + Math.min(20, Math.ceil((m.text?.length || 0) / 90)) * 20, (m) => `seq-${m.seq}`);
     for (const button of opts.tabs.querySelectorAll("button[data-view-tab]")) {
       button.addEventListener("click", () => this.show(/** @type {any} */ (/** @type {HTMLElement} */ (button).dataset.viewTab), { hash: true }));
     }
@@ -211,7 +217,16 @@ export class ViewSwitch {
   /** The window changed: rebuild the visible worker view, the other one when next shown. */
   changed() {
     this.generation += 1;
-    if (this.current !== "chat") this.loading = this._refresh(this.current);
+    if (this.current === "chat") return;
+    // A live session changes the window many times a second: rebuild once it settles (tests await ready()).
+    clearTimeout(this.timer);
+    if (!this.pending) this.loading = new Promise((resolve) => { this.pending = resolve; });
+    this.timer = window.setTimeout(() => {
+      const resolve = this.pending;
+      this.pending = null;
+      const view = this.current;
+      resolve?.(view === "chat" ? undefined : this._refresh(view));
+    }, 200);
   }
 
   /**
@@ -260,7 +275,7 @@ export class ViewSwitch {
         this.opts.context.dataset.rows = String(value.messages.length);
         const note = this.opts.contextNote;
         note.textContent = value.problems.length
-          ? `The loaded window starts inside compacted history: ${value.problems.map((p) => `seq ${p.seq}: ${p.reason}`).slice(0, 3).join("; ")}`
+          ? `The loaded window starts inside compacted history: ${value.problems.map((/** @type {{seq: number, reason: string}} */ p) => `seq ${p.seq}: ${p.reason}`).slice(0, 3).join("; ")}`
           : "";
         note.hidden = !note.textContent || this.current !== "context";
         this.context.set(value.messages);
@@ -283,6 +298,7 @@ export function hashView() {
 }
 
 /** Writes the view into the URL without a navigation (keeps session and seq). */
+/** @param {string} view */
 export function writeHashView(view) {
   const params = new URLSearchParams(location.hash.replace(/^#/, ""));
   if (view === "chat") params.delete("view");

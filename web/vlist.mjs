@@ -50,6 +50,7 @@ export class VirtualList {
 
   /** Rows changed (count, order or membership); keeps the first row on screen where it was. Attached rows whose
    * key is still within the new range stay attached (not re-created). */
+  /** @param {number} count */
   setCount(count) {
     const anchor = this._anchor();
     this.count = count;
@@ -58,6 +59,16 @@ export class VirtualList {
     this.dirty = true;
     this.update(anchor);
     if (!this.container.getClientRects().length) this._attach(0, 0); // hidden: keep nothing attached
+  }
+
+  /** Removes every attached row (their content is stale); the next update creates them again. */
+  detachAll() {
+    for (const [key, el] of [...this.attached]) {
+      this.resize.unobserve(el);
+      el.remove();
+      this.attached.delete(key);
+      this.opts.release?.(key, el);
+    }
   }
 
   /** The key and viewport top of the first attached row on screen, to restore after a layout change. */
@@ -71,6 +82,7 @@ export class VirtualList {
     return null;
   }
 
+  /** @param {number} i */
   _height(i) {
     return this.heights.get(this.opts.key(i)) ?? this.opts.estimate(i);
   }
@@ -89,6 +101,7 @@ export class VirtualList {
   }
 
   /** The first index whose bottom lies below y. */
+  /** @param {number} y */
   _indexAt(y) {
     const o = this.offsets;
     let lo = 0;
@@ -102,6 +115,7 @@ export class VirtualList {
   }
 
   /** Index of a key, or -1 (linear: call with care). */
+  /** @param {string} key */
   indexOf(key) {
     for (let i = 0; i < this.count; i++) if (this.opts.key(i) === key) return i;
     return -1;
@@ -139,6 +153,7 @@ export class VirtualList {
     this._attach(first, last);
   }
 
+  /** @param {number} first @param {number} last */
   _attach(first, last) {
     this._layout();
     const keep = new Set();
@@ -168,6 +183,7 @@ export class VirtualList {
     this.bottom.style.height = `${this.offsets[this.count] - this.offsets[last]}px`;
   }
 
+  /** @param {ResizeObserverEntry[]} entries */
   _resized(entries) {
     let changed = false;
     for (const entry of entries) {
@@ -216,11 +232,13 @@ export class VirtualList {
   }
 
   /** The attached row of a key, if it is in the DOM. */
+  /** @param {string} key */
   element(key) {
     return this.attached.get(key) || null;
   }
 
   /** Forget measured heights of keys no longer present. */
+  /** @param {Set<string>} keys */
   prune(keys) {
     for (const key of [...this.heights.keys()]) if (!keys.has(key)) this.heights.delete(key);
   }

@@ -1,3 +1,4 @@
+// @ts-check
 // The viewer's Python side: a module Web Worker that boots Pyodide from ./pyodide/ (never a CDN), loads our wheel
 // and its pinned dependencies by name from ./pyodide/lock.json, and runs assembler.browser. Everything heavy
 // (parsing a 100 MB file, folding, rendering HTML) happens here, so the page's main thread stays responsive.
@@ -5,32 +6,46 @@
 // Protocol: the page posts {id, op, args}; the worker answers {id, ok: true, value} or {id, ok: false, error}.
 // Bytes travel as transferred ArrayBuffers: into Python as a Uint8Array converted with pyodide.toPy (a
 // memoryview, one copy), out of Python as the bytes of msgspec-encoded JSON. Unsolicited messages:
-// {type: "boot", text} while starting and {type: "progress", id, ...} while a file is read.
+// {type: "stage", stage, text, ms} at each boot stage (runtime, packages, ready: see config.BOOT_STAGES) and
+// {type: "progress", id, ...} while a file is read. The test hook runPython exists only when this worker's URL
+// carries ?test=1 (the page passes its own flag on).
+import { PAGE_SIZE, SLICE_BYTES, TEST_MODE } from "./config.mjs";
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 
 const PACKAGES = ["transcript-assembler"]; // the lock pulls in msgspec, markdown-it-py, mdurl, pygments
-const SLICE_BYTES = 4 << 20; // a local file is parsed in 4 MB slices, with a progress message after each
 
-let pyodide = null;
+/** @type {import("./pyodide/pyodide.mjs").PyodideAPI} */
+let pyodide;
+/** @type {any} */
 let api = null; // assembler.browser.VIEWER
+/** @type {Record<string, number>} */
 const timings = {};
 
+/**
+ * @param {any} message
+ * @param {Transferable[]} [transfer]
+ */
 function post(message, transfer = []) {
   self.postMessage(message, transfer);
 }
 
 async function boot() {
   const t0 = performance.now();
+  timings.startedAt = Math.round(performance.timeOrigin + t0); // epoch ms, comparable with the page's clock
+  /** @param {string} name */
   const mark = (name) => { timings[name] = Math.round(performance.now() - t0); };
-  post({ type: "boot", text: "Loading the Python runtime…" });
+  /** @param {string} stage @param {string} text */
+  const stage = (stage, text) => post({ type: "stage", stage, text, ms: Math.round(performance.now() - t0) });
+  stage("runtime", "loading the Python runtime");
   const base = new URL("./", import.meta.url);
   pyodide = await loadPyodide({
     indexURL: new URL("./pyodide/", base).href,
     lockFileURL: new URL("./pyodide/lock.json", base).href, // must be absolute
   });
   mark("runtimeMs");
-  post({ type: "boot", text: "Loading packages…" });
+  stage("packages", "loading packages");
   // loadPackage does not reject when a wheel fails (404, sha256 mismatch): collect the errors and throw.
+  /** @type {string[]} */
   const failures = [];
   await pyodide.loadPackage(PACKAGES, {
     messageCallback: () => {},
@@ -38,7 +53,7 @@ async function boot() {
   });
   if (failures.length) throw new Error(`loading packages failed: ${failures.join(" ")}`);
   mark("packagesMs");
-  post({ type: "boot", text: "Starting the assembler…" });
+  stage("ready", "starting the assembler");
   const module = pyodide.pyimport("assembler.browser"); // kept alive: VIEWER is an attribute proxy borrowed from it
   api = module.VIEWER;
   mark("importMs");
@@ -48,8 +63,14 @@ async function boot() {
 
 const ready = boot();
 
-// Calls a Python method; Python bytes come back as a Uint8Array that owns its buffer (transferable).
+/**
+ * Calls a Python method; Python bytes come back as a Uint8Array that owns its buffer (transferable).
+ * @param {string} method
+ * @param {...any} args
+ * @returns {any}
+ */
 function call(method, ...args) {
+  /** @type {any[]} */
   const proxies = [];
   const pyArgs = args.map((a) => {
     if (a instanceof Uint8Array || Array.isArray(a)) {
@@ -74,17 +95,23 @@ function call(method, ...args) {
   }
 }
 
+/** @param {ArrayBuffer | Uint8Array} bytes */
 function replayed(bytes) {
   const result = JSON.parse(new TextDecoder().decode(bytes));
-  result.wasmHeapBytes = pyodide._module.HEAP8.length;
+  result.wasmHeapBytes = /** @type {any} */ (pyodide)._module.HEAP8.length;
   return result;
 }
 
+/** @param {ArrayBuffer | Uint8Array} buffer */
 function bytesOf(buffer) {
   return buffer instanceof Uint8Array ? buffer : new Uint8Array(buffer);
 }
 
-async function openFile(id, { file, all = false, maxMessages = 50 }) {
+/**
+ * @param {number} id
+ * @param {{file: Blob & {name?: string}, all?: boolean, maxMessages?: number}} args
+ */
+async function openFile(id, { file, all = false, maxMessages = PAGE_SIZE }) {
   const size = file.size;
   const name = file.name || "session.jsonl";
   call("file_begin", name, size);
@@ -105,12 +132,13 @@ async function openFile(id, { file, all = false, maxMessages = 50 }) {
   return call("file_finish", all, maxMessages);
 }
 
+/** @type {Record<string, (id: number, args: any) => Promise<any>>} */
 const OPS = {
   ready: async () => ({ ...timings }),
   loadPage: async (_id, { bytes }) => call("load_page", bytesOf(bytes)),
   openFile: async (id, args) => openFile(id, args),
-  frames: async (_id, { frames }) => call("apply_frames", frames.map((f) => bytesOf(f))),
-  older: async (_id, { maxMessages = 50 }) => call("request_older", maxMessages),
+  frames: async (_id, { frames }) => call("apply_frames", frames.map((/** @type {ArrayBuffer | Uint8Array} */ f) => bytesOf(f))),
+  older: async (_id, { maxMessages = PAGE_SIZE }) => call("request_older", maxMessages),
   answer: async (_id, { requestId, bytes }) => call("answer_page", requestId, bytesOf(bytes)),
   pageFailed: async (_id, { requestId, reason }) => call("page_failed", requestId, String(reason)),
   reset: async () => { call("reset"); return null; },
@@ -118,13 +146,27 @@ const OPS = {
   renderMore: async (_id, { key, block, offset }) => call("render_more", key, block, offset),
   renderSection: async (_id, { key, block }) => call("render_section", key, block),
   findSeq: async (_id, { seq }) => call("find_seq", seq),
-  heapSize: async () => pyodide._module.HEAP8.length,
+  rowText: async (_id, { key }) => call("row_text", key),
+  // Pyodide has no public API for its heap size; wasm memory is reached through its (documented) module object.
+  heapSize: async () => /** @type {any} */ (pyodide)._module.HEAP8.length,
+  digest: async () => call("digest"),
+  trajectory: async () => call("trajectory_view"),
+  context: async () => call("context_view"),
+  contextMessage: async (_id, { seq }) => call("context_message", seq),
+  search: async (_id, { query, includeHidden = false }) => call("search", String(query), Boolean(includeHidden)),
+  records: async (_id, { key }) => call("records", String(key)),
+  recordMembers: async (_id, { key, index }) => call("record_members", String(key), index),
+  export: async (_id, { format, scope, title, bytes }) =>
+    call("export", String(format), String(scope), String(title || ""), bytes ? bytesOf(bytes) : undefined), // undefined reaches Python as None (null would be JsNull)
   // The replay measurement (assembler/browser/replay.py), shared by the "Replay benchmark" panel and
   // perf.bench_browser: one page folded in a scratch window; the wasm heap is read right after it.
   replayPage: async (_id, { bytes }) => replayed(call("replay_page", bytesOf(bytes))),
   replayWindow: async (_id, { mode }) => replayed(call("replay_window", String(mode))),
-  // Test and benchmark hook: runs code in this worker's Python; the last expression must be a str.
-  runPython: async (_id, { code }) => {
+};
+
+if (TEST_MODE) {
+  // Test hook: runs code in this worker's Python; the last expression must be a str.
+  OPS.runPython = async (_id, { code }) => {
     const result = pyodide.runPython(code);
     if (result && typeof result === "object" && typeof result.destroy === "function") {
       const text = String(result);
@@ -132,11 +174,11 @@ const OPS = {
       return text;
     }
     return result;
-  },
-};
+  };
+}
 
 self.onmessage = async (event) => {
-  const { id, op, args } = event.data;
+  const { id, op, args } = /** @type {{id: number, op: string, args: any}} */ (event.data);
   try {
     await ready;
     const handler = OPS[op];
@@ -145,11 +187,11 @@ self.onmessage = async (event) => {
     const transfer = value instanceof Uint8Array ? [value.buffer] : [];
     post({ id, ok: true, value }, transfer);
   } catch (err) {
-    post({ id, ok: false, error: String(err && err.message || err) });
+    post({ id, ok: false, error: String(/** @type {any} */ (err)?.message || err) });
   }
 };
 
 ready.then(
   (t) => post({ type: "ready", timings: t }),
-  (err) => post({ type: "failed", error: String(err && err.message || err) }),
+  (err) => post({ type: "failed", error: String(err?.message || err) }),
 );

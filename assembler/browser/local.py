@@ -1,17 +1,26 @@
-"""Local session files (``.jsonl``, ``.jsonl.zst``) read in slices, so the worker can report progress on a big file.
+"""Local session files (``.jsonl``, ``.jsonl.zst``, ``.sqlite``/``.sqlite3``/``.db``) read in slices, so the worker
+can report progress on a big file.
 
 Rules: slices are fed in order to the log parser, which carries a line split across slices; storage rows stay rows
 (decoded once into their Structs, renamed to wire rows later, never expanded). The parse stops at the first fault and
 keeps everything before it.
+Rows are repacked as the slices arrive (``chunk_rows.repack_records`` over the records that can still change): a log
+written one delta per line is held as one row per block, not one dict per event, so opening a big unpacked log
+stays small (issue 11 item 4); the records are the canonical packing of the file's events (packed = scalar).
 Zstd decompresses incrementally (``store.zstd.ZstdDecoder``): a damaged stream is an error that keeps what came
-before it. No I/O: bytes come in.
+before it. A SQLite database cannot be parsed in slices: its bytes are collected and, at ``finish``, read by the
+same ``store.sqlite.read_sqlite`` as the CLI from a private temporary file (Pyodide's in-memory file system in the
+browser), removed right after; a file that is not a session database is an error naming the file. Bytes come in.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from typing import Any
 
+from ..chunk_rows import MIN_RUN, repack_records
 from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult, LogLoader
 from ..store.zstd import ZstdDecoder, ZstdStreamError
 from .updates import elapsed_ms
@@ -19,6 +28,10 @@ from .updates import elapsed_ms
 __all__ = [
     "FileLoad",
 ]
+
+def _is_sqlite_name(name: str) -> bool:
+    return name.lower().endswith((".sqlite", ".sqlite3", ".db"))
+
 
 class FileLoad:
     """A local session file parsed in slices: ``feed`` each slice in order, then ``finish``.
@@ -31,9 +44,21 @@ class FileLoad:
         self.size = size
         self.loader = LogLoader(max_line_bytes=DEFAULT_MAX_LINE_BYTES)
         self.zstd = ZstdDecoder(lines=True) if name.endswith(".zst") else None
+        self.sqlite: bytearray | None = bytearray() if _is_sqlite_name(name) else None
         self.bytes_read = 0
         self.failure: str | None = None
-        self.parse_ms = 0.0  # time spent in feed and finish (decompression and parsing)
+        self.parse_ms = 0.0  # time spent in feed and finish (decompression, parsing and repacking)
+        self.settled = 0  # records before this index are final: no later record can join them
+
+    def _repack(self, final: bool = False) -> None:
+        """Repack the records that can still change. In a canonical packing only the last run (one row, or fewer
+        than ``MIN_RUN`` events) can be continued by later records, so the final prefix grows as we go."""
+        records = self.loader.result.records
+        start = self.settled
+        if len(records) - start < MIN_RUN and not final:
+            return
+        records[start:] = repack_records(records[start:])
+        self.settled = max(start, len(records) - MIN_RUN)
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Parse one more slice of the file's bytes."""
@@ -41,7 +66,9 @@ class FileLoad:
         self.bytes_read += len(data)
         if self.failure is not None:
             return
-        if self.zstd is not None:
+        if self.sqlite is not None:
+            self.sqlite += data
+        elif self.zstd is not None:
             try:
                 chunk = self.zstd.feed(data)
             except ZstdStreamError as exc:  # everything before the damage was returned by the earlier feeds
@@ -51,6 +78,7 @@ class FileLoad:
                 self.loader.feed(chunk)
         else:
             self.loader.feed(data)
+        self._repack()
         self.parse_ms += elapsed_ms(t0)
 
     def finish(self) -> LoadResult:
@@ -62,12 +90,33 @@ class FileLoad:
             self.parse_ms += elapsed_ms(t0)
 
     def _finish(self) -> LoadResult:
+        if self.sqlite is not None:
+            return self._finish_sqlite(self.sqlite)
         if self.zstd is not None and self.failure is None:
             try:
                 self.zstd.finish()
             except ZstdStreamError as exc:
                 self.failure = str(exc)
-        return self.loader.finish()
+        result = self.loader.finish()
+        self._repack(final=True)
+        return result
+
+    def _finish_sqlite(self, data: bytearray) -> LoadResult:
+        from ..store.sqlite import StoreError, read_sqlite  # sqlite3 is imported only when a database is opened
+
+        fd, path = tempfile.mkstemp(suffix=".sqlite", prefix="session-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            result = read_sqlite(path)
+        except (StoreError, OSError) as exc:
+            self.failure = str(exc).replace(path, self.name or "the database")
+            result = LoadResult()
+        finally:
+            os.unlink(path)
+        self.sqlite = bytearray()
+        self.loader.result = result
+        return result
 
     def progress(self) -> dict[str, Any]:
         """How far the parse got: ``{bytes, size, lines, events, records, error}``."""

@@ -3,10 +3,11 @@ nodes and entries (the page renders them with ``textContent``; no HTML here).
 
 Rules: the trajectory has one row per Trajectory Assistant step (request status, model, TTFT, duration, tokens, the
 output's first line, its tool calls with the status of their chat rows) and one per failed turn end; a step's
-timeline bar is a fraction of its turn's span and is present only when every time it uses was recorded (a time
-rebuilt from a counter is 0, PROTOCOL 2.3: no duration is ever computed from it). The context is the surface
-(``surface.derive_messages``) of the window's surface events: each message with its role and text, a compaction's
-replacement with the messages it shadowed, and for each message the chat rows of its source events. Pure.
+timeline bar is a fraction of its turn's span and is present only when every time it uses was recorded (a
+time rebuilt from a counter fails ``views.is_recorded_time``: no duration is computed from it). The context is the
+surface (``surface.derive_messages``) of the window's surface events: each message with its role and text, a
+compaction's replacement with the messages it shadowed, and for each message the chat rows of its source events.
+Pure.
 """
 
 from __future__ import annotations
@@ -36,16 +37,10 @@ from ..views import (
     is_recorded_time,
 )
 
-__all__ = ["is_recorded", "trajectory_rows", "context_rows", "chat_keys_by_seq", "full_text", "PREVIEW_CHARS"]
+__all__ = ["trajectory_rows", "context_rows", "chat_keys_by_seq", "full_text", "PREVIEW_CHARS"]
 
 PREVIEW_CHARS = 4000
 """A context message's text is sent up to this many characters; the rest on request."""
-
-
-def is_recorded(time: Any) -> bool:
-    """A time that was written to the log: the core's one rule (``views.is_recorded_time``; a rebuilt time is 0 plus
-    row ``dt`` counters, PROTOCOL 2.3)."""
-    return is_recorded_time(time)
 
 
 def _v(value: Any) -> Any:
@@ -53,7 +48,7 @@ def _v(value: Any) -> Any:
 
 
 def _span(start: Any, end: Any) -> int | None:
-    return end - start if is_recorded(start) and is_recorded(end) and end >= start else None
+    return end - start if is_recorded_time(start) and is_recorded_time(end) and end >= start else None
 
 
 def _usage(value: Any) -> dict[str, Any] | None:

@@ -18,7 +18,8 @@ import msgspec
 
 from ..chunk_rows import expand_row, repack_records
 from ..history import history_records
-from ..records import ChunksRecord, decode_page, encode
+from ..lazy_rows import decode_lazy_page
+from ..records import ChunksRecord, encode
 from ..transcript import by_anchor, digest, transcript
 from ..views import hidden_by_default
 from .updates import as_bytes, elapsed_ms
@@ -45,7 +46,7 @@ def replay_page(data: Any) -> dict[str, Any]:
     scratch = Viewer(repack_live=False)
     raw = as_bytes(data)
     t0 = time.perf_counter()
-    page = decode_page(raw)
+    page = decode_lazy_page(raw)
     ms_decode = elapsed_ms(t0)
     records = page.records
     cursor = scratch_cursor(records)

@@ -20,12 +20,12 @@ from .. import render
 from ..chunk_rows import expand_row
 from ..conversation import ConversationAssembler
 from ..history import MessageIndex
-from ..records import StorageRecord, StorageRow
+from ..records import StorageRecord, StorageRow, encode_hook
 from ..views import ViewNode, hidden_by_default
 
 __all__ = ["SearchIndex", "node_records", "row_members"]
 
-_encode = msgspec.json.Encoder().encode
+_encode = msgspec.json.Encoder(enc_hook=encode_hook).encode
 
 
 class SearchIndex:

@@ -15,6 +15,7 @@ import msgspec
 from .. import render
 from ..journal import PageRequest
 from ..jsontext import encode_with
+from ..records import encode_hook
 from ..views import InputMessageData, ViewNode, hidden_by_default
 
 __all__ = [
@@ -27,7 +28,7 @@ __all__ = [
     "error_value",
 ]
 
-_encode = msgspec.json.Encoder().encode
+_encode = msgspec.json.Encoder(enc_hook=encode_hook).encode
 
 
 def encode_json(value: Any) -> bytes:

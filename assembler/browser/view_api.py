@@ -34,10 +34,7 @@ def export_text(assembler: ConversationAssembler, nodes: list[ViewNode], *, titl
     shown = [n for n in nodes if n.kind not in HIDDEN_KINDS]
     context = render.render_context(assembler.index.turns, shown)
     if fmt == "md":
-        to_markdown = getattr(render, "render_markdown", None)
-        if to_markdown is None:
-            raise ValueError("Markdown export is not available in this build")
-        return str(to_markdown(shown, title=title, context=context, banner=banner))
+        return render.render_markdown(shown, title=title, context=context, banner=banner)
     return render.render_document(shown, title=title, context=context, banner=banner)
 
 

@@ -9,9 +9,10 @@ per node, by ``render`` (DESIGN rule 8).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import msgspec
@@ -23,6 +24,7 @@ from ..conversation import ConversationAssembler
 from ..errors import AssemblerError
 from ..history import DEFAULT_MAX_MESSAGES, MessageIndex
 from ..journal import Append, Journal, JournalError, PageRequest, Prepend, Replace, session_journal
+from ..lazy_rows import decode_lazy_page
 from ..live_repack import LiveRepacker
 from ..logfile import LoadResult
 from ..records import (
@@ -32,12 +34,13 @@ from ..records import (
     SessionPage,
     SnapshotFrame,
     decode_follow_frame,
-    decode_page,
     record_range,
 )
-from ..transcript import by_anchor, canonical_json, summarize, transcript
-from ..views import FlushResult, ViewNode, hidden_by_default
+from ..render.texts import tool_texts
+from ..transcript import by_anchor, canonical_json, current_transcript, summarize, transcript
+from ..views import FlushResult, ToolData, ViewNode, hidden_by_default
 from .local import FileLoad
+from .rowtext import plain_text
 from .search import SearchIndex
 from .updates import (
     as_bytes,
@@ -50,9 +53,14 @@ from .updates import (
 from .view_api import ViewsMixin
 
 __all__ = [
+    "CallOrderError",
     "Viewer",
     "VIEWER",
 ]
+
+
+class CallOrderError(RuntimeError):
+    """An entry point called out of order (``file_feed`` before ``file_begin``): the worker's bug, raised."""
 
 
 class Viewer(ViewsMixin):
@@ -181,6 +189,8 @@ class Viewer(ViewsMixin):
             "requests": list(requests),
             "stats": self.stats(),
         }
+        if self.assembler.faults:  # events a Definition could not fold, shown raw (issue 9 item 5)
+            value["inputFaults"] = [{"seq": f.seq, "type": f.type, "message": str(f)} for f in self.assembler.faults]
         if replace or any(n.kind in ("turn-tail", "tool") for n in changed):
             # The header's session totals: recomputed when a turn ends or a tool row appears, not per delta.
             value["summary"] = msgspec.to_builtins(summarize(self.chat.values()))
@@ -221,17 +231,18 @@ class Viewer(ViewsMixin):
     # -- entry points: pages and follow ---------------------------------------------------------------------------
 
     def load_page(self, data: Any) -> bytes:
-        """Replace the window with one ``SessionPage`` (its JSON bytes); fold it and compute the digest."""
+        """Replace the window with one ``SessionPage`` (its JSON bytes) and fold it (``digest`` computes the digest
+        on request, off this path). Packed fragments stay lazy (``lazy_rows``) unless something reads them."""
         self.reset()
         t0 = time.perf_counter()
         try:
-            page = decode_page(as_bytes(data))
+            page = decode_lazy_page(as_bytes(data))
         except AssemblerError as exc:
             return encode_json(self._error_update(exc, "page"))
         ms_decode = elapsed_ms(t0)
         cursor = _tail(page.records)
         try:
-            update = self._replace(page.records, page.hasMore, cursor, digest=True)
+            update = self._replace(page.records, page.hasMore, cursor)
         except AssemblerError as exc:
             return encode_json(self._error_update(exc, "page"))
         update["ms"]["decode"] = ms_decode
@@ -246,10 +257,12 @@ class Viewer(ViewsMixin):
         self._live = True
         requests: list[dict[str, Any]] = []
         error: dict[str, Any] | None = None
+        session_error: dict[str, Any] | None = None
         try:
             for raw in frames:
                 frame = decode_follow_frame(as_bytes(raw))
                 if isinstance(frame, SnapshotFrame):
+                    session_error = frame.error
                     if self.journal.last_cursor is not None or self.journal.failed is not None:
                         if self.journal.failed is not None:
                             self.journal = _journal()
@@ -264,7 +277,17 @@ class Viewer(ViewsMixin):
         update = self._flush_update(requests, header=self.header)
         if error is not None:
             update["error"] = error
+        if session_error is not None:
+            update["sessionError"] = session_error
         return encode_json(update)
+
+    def digest(self) -> bytes:
+        """The transcript digest of what the window shows now: ``{digest, canonicalBytes, ms}`` (the sha256 of the
+        canonical transcript JSON, as ``assemble --all --digest`` prints for the same records)."""
+        t0 = time.perf_counter()
+        canonical = canonical_json(current_transcript(self.assembler))
+        return encode_json({"digest": hashlib.sha256(canonical).hexdigest(), "canonicalBytes": len(canonical),
+                            "ms": elapsed_ms(t0)})
 
     def reconnected(self) -> None:
         """The page opened a new follow connection: the next frame must be its snapshot."""
@@ -294,7 +317,7 @@ class Viewer(ViewsMixin):
         if request is None:
             return encode_json(self._flush_update())
         try:
-            page = decode_page(as_bytes(data))
+            page = decode_lazy_page(as_bytes(data))
         except AssemblerError as exc:
             return encode_json(self._error_update(exc, "page"))
         return self._answer(request, page)
@@ -335,7 +358,7 @@ class Viewer(ViewsMixin):
     def file_feed(self, data: Any) -> bytes:
         """Parse the next slice of the file; returns progress ``{bytes, size, lines, events, records, error}``."""
         if self.file is None:
-            raise RuntimeError("file_feed before file_begin")
+            raise CallOrderError("file_feed before file_begin")
         self.file.feed(as_bytes(data))
         return encode_json(self.file.progress())
 
@@ -348,7 +371,7 @@ class Viewer(ViewsMixin):
         """
         load = self.file
         if load is None:
-            raise RuntimeError("file_finish before file_begin")
+            raise CallOrderError("file_finish before file_begin")
         result = load.finish()
         self.load_result = result
         self.header = result.header
@@ -425,6 +448,18 @@ class Viewer(ViewsMixin):
         html = "" if node is None else render.render_section(node, int(block))
         return encode_json({"html": html})
 
+    def row_text(self, key: str) -> bytes:
+        """The plain text of one chat node, for "Copy text": ``{"text", "arguments", "result"}`` (the last two for
+        tool rows only; ``text`` is None for an unknown key). Whole texts, however long the rendered slice."""
+        node = self.chat.get(str(key))
+        if node is None:
+            return encode_json({"text": None})
+        value: dict[str, Any] = {"text": plain_text(node)}
+        if node.kind == "tool" and type(node.data) is ToolData:
+            pretty, _is_json, result = tool_texts(node.data)
+            value.update(arguments=pretty, result=result)
+        return encode_json(value)
+
     def find_seq(self, seq: float) -> bytes:
         """The chat node a deep link ``#seq=N`` points at: the visible node with the greatest anchor <= N (else the
         first node); ``inWindow`` is false when N lies before the window and older pages could hold it."""
@@ -442,6 +477,34 @@ class Viewer(ViewsMixin):
                 break
         in_window = first is None or seq >= first or not self.journal.has_more
         return encode_json({"key": None if best is None else best.key, "inWindow": in_window})
+
+
+def _guard(name: str, method: Callable[..., bytes]) -> Callable[..., bytes]:
+    """``method`` that never lets an unexpected Python exception (``TypeError``, ``RecursionError``, ...) out: the
+    page gets ``{"error": {..., "internal": true}}`` beside what is still shown. Calls out of order and
+    ``AssemblerError`` (a Definition breaking its contract) still raise."""
+
+    @functools.wraps(method)
+    def entry(self: Viewer, *args: Any, **kwargs: Any) -> bytes:
+        try:
+            return method(self, *args, **kwargs)
+        except (CallOrderError, AssemblerError):
+            raise  # a call out of order, or a Definition breaking its contract: the worker reports what it raised
+        except Exception as exc:  # the last line of defence of the worker
+            error = {**error_value(exc, name), "internal": True}
+            try:
+                update = self._update(False, [], [])
+            except Exception:
+                update = {}
+            update["error"] = error
+            return encode_json(update)
+
+    return entry
+
+
+for _name in ("load_page", "apply_frames", "request_older", "answer_page", "page_failed", "file_feed",
+              "file_finish", "render", "render_more", "render_section", "find_seq"):
+    setattr(Viewer, _name, _guard(_name, getattr(Viewer, _name)))
 
 
 def _journal() -> Journal[HistoryRecord]:

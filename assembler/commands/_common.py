@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterable, Iterator
 
 from ..errors import AssemblerError
 from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
+from ..records import StorageRecord
 from ..store.atomic import reason_of
-from ..store.open import load_any
+from ..store.jsonl import SessionStream
+from ..store.open import is_sqlite_path, load_any
 from ._output import error, error_from
 
-__all__ = ["load", "report_problems", "Progress", "fail", "configure", "max_line_bytes"]
+__all__ = ["load", "stream", "Loaded", "warn_faults", "report_problems", "Progress", "fail", "configure",
+           "max_line_bytes"]
 
 _limits = {"max_line_bytes": DEFAULT_MAX_LINE_BYTES}
 
@@ -54,6 +58,12 @@ def fail(message: str, code: int = 1) -> int:
     return code
 
 
+def warn_faults(path: str, faults: Iterable[object]) -> None:
+    """``FILE: warning: seq N: ...`` on stderr for each event the assembler showed raw (``InputFault``)."""
+    for fault in faults:
+        sys.stderr.write(f"{path}: warning: {fault}\n")
+
+
 def report_problems(path: str, result: LoadResult) -> None:
     for warning in result.warnings:
         sys.stderr.write(f"{path}: warning: {warning}\n")
@@ -79,3 +89,31 @@ def load(path: str, *, strict: bool = False) -> LoadResult | None:
         return None
     report_problems(path, result)
     return result
+
+
+class Loaded:
+    """A session already held whole (SQLite) with the ``SessionStream`` interface: ``header``, iteration over its
+    records, ``result`` and ``record_count``."""
+
+    def __init__(self, result: LoadResult) -> None:
+        self.result = result
+        self.header = result.header
+        self.record_count = len(result.records)
+
+    def __iter__(self) -> Iterator[StorageRecord]:
+        return iter(self.result.records)
+
+
+def stream(path: str, *, strict: bool = False) -> SessionStream | Loaded | None:
+    """Open a session for one pass over its records, without holding them (``.jsonl``, ``.jsonl.zst``; a SQLite
+    file is loaded whole). Report its problems with ``report_problems(path, s.result)`` after the pass. None (the
+    error printed) when the file cannot be used at all."""
+    if is_sqlite_path(path):
+        result = load(path, strict=strict)
+        return None if result is None else Loaded(result)
+    try:
+        return SessionStream(path, strict=strict, progress=Progress(f"reading {path}"),
+                             max_line_bytes=max_line_bytes())
+    except OSError as exc:
+        error(path, reason_of(exc))
+        return None

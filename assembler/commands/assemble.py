@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from ..errors import AssemblerError
-from ._common import fail, load
+from ._common import fail, load, warn_faults
 from ._output import error, write_stdout
 
 __all__ = ["register", "cmd_assemble"]
@@ -36,7 +36,7 @@ def cmd_assemble(args: argparse.Namespace) -> int:
     from definitions import default_definitions
 
     from ..history import MessageIndex
-    from ..transcript import assemble, canonical_json, digest
+    from ..transcript import assemble_checked, canonical_json, digest
 
     if args.max_messages is not None and args.max_messages < 1:
         return fail("--max-messages must be >= 1", 2)
@@ -46,9 +46,11 @@ def cmd_assemble(args: argparse.Namespace) -> int:
     max_messages = None if args.all else args.max_messages
     try:
         page = MessageIndex(result.records).session_page(None, None, max_messages, scalar=args.mode == "scalar")
-        out = canonical_json(assemble(page.records, page.hasMore, default_definitions()))
+        value, faults = assemble_checked(page.records, page.hasMore, default_definitions())
+        out = canonical_json(value)
     except AssemblerError as exc:
         error(args.file, str(exc))
         return 1
+    warn_faults(args.file, faults)
     write_stdout(digest(out).encode("ascii") + b"\n" if args.digest else out + b"\n")
     return 0 if result.ok else 1

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import AssemblerError
 from ..history import MessageIndex
-from ._common import fail, load
+from ._common import fail, load, warn_faults
 from ._output import error, output, preflight
 
 __all__ = ["register", "cmd_export", "export_html", "export_document", "export_format"]
@@ -62,14 +62,15 @@ def export_format(output: str, given: str | None) -> str | None:
 
 
 def export_html(records: list[Any], *, title: str, max_messages: int | None = None,
-                banner: str = "") -> str:
+                banner: str = "", faults: list[Any] | None = None) -> str:
     """The HTML export document for a session's storage records (``LoadResult.records``)."""
-    return export_document(records, title=title, max_messages=max_messages, banner=banner, fmt="html")
+    return export_document(records, title=title, max_messages=max_messages, banner=banner, fmt="html", faults=faults)
 
 
 def export_document(records: list[Any], *, title: str, max_messages: int | None = None,
-                    banner: str = "", fmt: str = "html") -> str:
-    """The export document (``html`` or ``md``) for a session's storage records (``LoadResult.records``).
+                    banner: str = "", fmt: str = "html", faults: list[Any] | None = None) -> str:
+    """The export document (``html`` or ``md``) for a session's storage records (``LoadResult.records``). Events
+    no Definition could fold (shown raw) are added to ``faults`` when given.
 
     Raises:
         AssemblerError: the records break the assembler contract, or an event is not a valid wire event.
@@ -86,6 +87,8 @@ def export_document(records: list[Any], *, title: str, max_messages: int | None 
     assembler.replace_window(page.records, page.hasMore)
     result = assembler.flush()
     assert result is not None  # replace_window always leaves a flush pending
+    if faults is not None:
+        faults.extend(assembler.faults)
     # Rows of a hidden kind are left out; nodes a Definition hid are written hidden (no script can show them).
     nodes = [n for n in transcript(result).chat if n.kind not in HIDDEN_KINDS]
     context = render.render_context(assembler.index.turns, nodes)
@@ -114,12 +117,14 @@ def cmd_export(args: argparse.Namespace) -> int:
         where = f"line {err.line}" if err.line is not None else "the file"
         banner = f"The session log is malformed at {where}: {err.message}. Everything before it is shown."
     title = args.title or _session_title(result.records) or os.path.basename(args.file)
+    faults: list[Any] = []
     try:
         document = export_document(result.records, title=title, max_messages=args.max_messages, banner=banner,
-                                   fmt=fmt)
+                                   fmt=fmt, faults=faults)
     except AssemblerError as exc:
         error(args.file, str(exc))
         return 1
+    warn_faults(args.file, faults)
     with output(args.output, inputs=[args.file]) as out:
         out.write(document.encode("utf-8"))
     return 0 if result.ok else 1

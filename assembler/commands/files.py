@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import os
 from collections import Counter
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
 
 from ..chunk_rows import expand_records, is_storage_row, repack_records
 from ..records import encode
-from ..store.jsonl import write_jsonl
-from ._common import load
+from ..store.jsonl import SessionStream, write_jsonl
+from ._common import Loaded, report_problems, stream
 from ._output import output, preflight, print_stdout, write_stdout
 
 __all__ = ["register"]
@@ -38,45 +39,50 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_stats)
 
 
-def _write(args: argparse.Namespace, header: dict[str, Any], records: Any) -> None:
-    with output(args.output, inputs=[args.file]) as stream:
-        write_jsonl(stream, header, records)
+def _write(args: argparse.Namespace, records: Callable[[Iterable[Any]], Iterable[Any]]) -> int:
+    """Stream the input through ``records`` into the output: one pass, nothing held but a run being packed."""
+    preflight(args.output, inputs=[args.file])
+    source = stream(args.file, strict=args.strict)
+    if source is None:
+        return 1
+    if source.header is None:
+        report_problems(args.file, source.result)
+        return 1
+    try:
+        with output(args.output, inputs=[args.file]) as out:
+            write_jsonl(out, source.header, records(source))
+    finally:
+        report_problems(args.file, source.result)
+    return 0 if source.result.ok else 1
 
 
 def cmd_unpack(args: argparse.Namespace) -> int:
-    preflight(args.output, inputs=[args.file])
-    result = load(args.file, strict=args.strict)
-    if result is None or result.header is None:
-        return 1
-    _write(args, result.header, expand_records(result.records))
-    return 0 if result.ok else 1
+    return _write(args, expand_records)
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
-    preflight(args.output, inputs=[args.file])
-    result = load(args.file, strict=args.strict)
-    if result is None or result.header is None:
-        return 1
-    _write(args, result.header, repack_records(result.records))
-    return 0 if result.ok else 1
+    return _write(args, repack_records)
 
 
-def collect_stats(path: str, result: Any) -> dict[str, Any]:
+def collect_stats(path: str, source: SessionStream | Loaded) -> dict[str, Any]:
+    """Counts over one pass of ``source`` (its records are not kept)."""
     by_type: Counter[str] = Counter()
     rows_by_kind: Counter[str] = Counter()
-    for record in result.records:
+    record: Any
+    for record in source:
         if is_storage_row(record):
             rows_by_kind[record.type] += 1
             by_type["assistant/chunk"] += record.members
         else:
             by_type[record["type"]] += 1
+    result = source.result
     header = result.header or {}
     return {
         "file": path,
         "bytes": os.path.getsize(path),
         "sessionId": header.get("id"),
         "lines": result.lines,
-        "records": len(result.records),
+        "records": source.record_count,
         "events": result.event_count,
         "rows": result.row_count,
         "rowMembers": result.row_members,
@@ -88,15 +94,18 @@ def collect_stats(path: str, result: Any) -> dict[str, Any]:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    result = load(args.file, strict=args.strict)
-    if result is None:
+    source = stream(args.file, strict=args.strict)
+    if source is None:
         return 1
-    stats = collect_stats(args.file, result)
+    try:
+        stats = collect_stats(args.file, source)
+    finally:
+        report_problems(args.file, source.result)
     if args.json:
         write_stdout(msgspec.json.format(encode(stats), indent=2) + b"\n")
     else:
         print_stdout(render_stats(stats))
-    return 0 if result.ok else 1
+    return 0 if source.result.ok else 1
 
 
 def render_stats(stats: dict[str, Any]) -> str:

@@ -26,6 +26,7 @@ from ..logfile import DEFAULT_MAX_LINE_BYTES
 from .confine import open_in_root
 from .csp import CSP, SecurityHeaders, viewer_csp
 from .hosts import HostCheck
+from .listing import session_entry, sort_entries
 from .registry import SessionRegistry
 from .responses import EXCEPTION_HANDLERS, json_response
 from .sse import EventStreamResponse
@@ -81,26 +82,20 @@ def _lineage(source: Any) -> dict[str, Any]:
 
 
 async def list_sessions(request: Request) -> Response:
+    """Every session under the roots, newest activity first (the entry contract: ``listing.py``)."""
     registry: SessionRegistry = request.app.state.registry
     out = []
     for sid, path in (await run_in_threadpool(registry.scan)).items():
         source = registry.lookup(sid)
         try:
             await source.update()
-            mtime_ms = int(os.stat(path).st_mtime * 1000)
+            size = source.bytes_read if not source.compressed else os.stat(path).st_size
+            entry = session_entry(sid, path, facts=source.facts, event_count=source.index.event_count,
+                                  problem=source.problem(), size=size)
+            out.append({**entry, **_lineage(source)})
         except OSError:
             continue
-        last_time = source.last_time
-        out.append({
-            "id": sid,
-            "title": source.title,
-            "eventCount": source.index.event_count,
-            "lastActivity": last_time if type(last_time) is int and last_time > 0 else mtime_ms,
-            "bytes": source.bytes_read if not source.compressed else os.stat(path).st_size,
-            "error": source.problem(),
-            **_lineage(source),
-        })
-    return json_response({"sessions": out})
+    return json_response({"sessions": sort_entries(out)})
 
 
 async def session_page(request: Request) -> Response:
@@ -116,11 +111,11 @@ async def session_page(request: Request) -> Response:
         through = last if through is None else through
         check_page_request(through, before, max_messages, last)
         value = await run_in_threadpool(source.index.page, through, before, max_messages)
-        problem = source.problem()
+        fault = source.fault()
     headers = None
-    if problem is not None:
-        value["error"] = {"error": "malformed-session", "detail": problem}
-        headers = {"X-Session-Error": _header_safe(problem)}
+    if fault is not None:
+        value["error"] = fault
+        headers = {"X-Session-Error": _header_safe(fault["detail"])}
     return json_response(value, headers=headers)
 
 
@@ -142,7 +137,8 @@ async def session_raw(request: Request) -> Response:
     """The file as stored, from a descriptor checked against its root (``confine.open_in_root``)."""
     registry: SessionRegistry = request.app.state.registry
     source = registry.lookup(request.path_params["sid"])
-    media = "application/zstd" if source.compressed else "application/x-ndjson"
+    media = ("application/zstd" if source.compressed else "application/vnd.sqlite3" if source.database
+             else "application/x-ndjson")
     stream = await run_in_threadpool(open_in_root, source.path, source.root)
     size = os.fstat(stream.fileno()).st_size
 

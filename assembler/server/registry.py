@@ -23,7 +23,7 @@ __all__ = [
     "session_id_is_safe",
 ]
 
-_SUFFIXES = (".jsonl.zst", ".jsonl")
+_SUFFIXES = (".jsonl.zst", ".jsonl", ".sqlite", ".sqlite3", ".db")
 
 
 def session_id_is_safe(session_id: str) -> bool:
@@ -34,16 +34,23 @@ def session_id_is_safe(session_id: str) -> bool:
 
 
 def _strip_suffix(name: str) -> str:
-    if name.endswith(".jsonl.zst"):
-        return name[: -len(".jsonl.zst")] + ".zst"
-    return name[: -len(".jsonl")]
+    """A session's id part: its file name without the session suffix (``a.jsonl.zst`` and ``a.sqlite`` are ``a``)."""
+    for suffix in _SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _suffix_rank(name: str) -> int:
+    return next((i for i, suffix in enumerate(_SUFFIXES[1:] + _SUFFIXES[:1]) if name.endswith(suffix)), 9)
 
 
 class SessionRegistry:
     """The served roots (files and folders) and the sessions found under them, by id.
 
-    Ids are relative paths without ``.jsonl`` (``.jsonl.zst`` becomes ``.zst``), prefixed with the root's name when
-    more than one root is served or the root is a file.
+    Ids are relative paths without the session suffix (``.jsonl``, ``.jsonl.zst``, ``.sqlite``, ``.sqlite3``,
+    ``.db``); when two files in a folder share a base name, the later one (in suffix order) keeps its whole file name.
+    Ids are prefixed with the root's name when more than one root is served or the root is a file.
     """
 
     def __init__(self, roots: Sequence[str | os.PathLike[str]], poll_interval: float = 0.2, *,
@@ -78,7 +85,7 @@ class SessionRegistry:
                 continue
             for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
                 dirnames.sort()
-                for name in sorted(filenames):
+                for name in sorted(filenames, key=lambda n: (_strip_suffix(n), _suffix_rank(n), n)):
                     if not name.endswith(_SUFFIXES):
                         continue
                     path = Path(dirpath) / name
@@ -87,6 +94,8 @@ class SessionRegistry:
                         continue
                     rel = path.relative_to(root).as_posix()
                     sid = _strip_suffix(rel)
+                    if (f"{label}/{sid}" if prefix else sid) in ids:
+                        sid = rel  # a.jsonl and a.jsonl.zst side by side: the second keeps its file name
                     ids[f"{label}/{sid}" if prefix else sid] = resolved
                     root_of.setdefault(resolved, root)
         self._ids = ids

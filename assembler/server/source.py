@@ -3,7 +3,8 @@ the ``Follower`` outboxes its polling watcher feeds while anyone follows it.
 
 Rules: a growing ``.jsonl`` file is polled and only its new bytes are parsed; each appended storage record reaches
 followers as its member events, one ``event`` frame each, never packed. A ``.jsonl.zst`` file is re-read whole when
-it changes and never followed live. State changes only under the source's ``lock``.
+it changes and never followed live, and so is a SQLite session (``.sqlite``, ``.sqlite3``, ``.db``, read by
+``store.sqlite.read_sqlite``). State changes only under the source's ``lock``.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from starlette.concurrency import run_in_threadpool
 from ..chunk_rows import expand_records, is_storage_row
 from ..errors import AssemblerError, SessionFileError
 from ..history import MessageIndex
-from ..logfile import DEFAULT_MAX_LINE_BYTES, LogLoader
+from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult, LogLoader
 from ..records import StorageRecord, encode
 from ..store import zstd
 from ..store.jsonl import read_stream
+from ..store.sqlite import is_sqlite_path
 from .confine import open_in_root
+from .listing import SessionFacts
 
 __all__ = [
     "Follower",
@@ -89,6 +92,7 @@ class SessionSource:
         self.path = path
         self.root = path if root is None else root  # every open is checked against it (``confine``)
         self.compressed = zstd.is_zstd_path(path)
+        self.database = is_sqlite_path(path)  # a SQLite session: re-read whole when it changes, like .jsonl.zst
         self.poll_interval = poll_interval
         self.lock = asyncio.Lock()
         self.subscribers: set[Follower] = set()
@@ -103,6 +107,7 @@ class SessionSource:
         self.title: str | None = None
         self.subagent_label: str | None = None  # a child session's own label (its subagent/descriptor)
         self.last_time: Any = None
+        self.facts = SessionFacts()  # what the session list says about it (listing.py)
         self._loader = LogLoader(max_line_bytes=self.max_line_bytes)
         self._offset = 0
         self._stat: tuple[int, int, int] | None = None
@@ -124,14 +129,18 @@ class SessionSource:
         with open_in_root(self.path, self.root) as stream:
             st = os.fstat(stream.fileno())
             stat = (st.st_ino, st.st_size, st.st_mtime_ns)
-            if self.compressed:
+            if self.compressed or self.database:
                 if stat == self._stat:
                     return [], False
                 reset = self._stat is not None
                 self._reset()
                 self._stat = stat
-                result = read_stream(stream, source=str(self.path), compressed=True,
-                                     max_line_bytes=self.max_line_bytes)
+                if self.database:
+                    result = _read_database(self.path)
+                    self._offset = st.st_size
+                else:
+                    result = read_stream(stream, source=str(self.path), compressed=True,
+                                         max_line_bytes=self.max_line_bytes)
                 self._absorb(result.records)
                 self.header, self.error, self.warnings = result.header, result.error, result.warnings
                 return [], reset
@@ -160,6 +169,7 @@ class SessionSource:
 
     def _absorb(self, records: list[StorageRecord]) -> None:
         self.index.extend(records)
+        self.facts.absorb(records)
         for record in records:
             if type(record) is dict and record.get("type") == "session/title" and type(record.get("data")) is dict:
                 title = record["data"].get("title")
@@ -184,15 +194,35 @@ class SessionSource:
             await self._update_locked()
 
     async def _update_locked(self) -> None:
+        had_error = self.error is not None
         new, reset = await run_in_threadpool(self.refresh_sync)
         if reset:
             for follower in list(self.subscribers):
                 follower.close()
             self.subscribers.clear()
-        elif new and self.subscribers:
+            return
+        if new and self.subscribers:
             chunk = await run_in_threadpool(event_frames, expand_records(new))
             for follower in self.subscribers:
                 follower.push(chunk)
+        fault = self.fault() if self.error is not None and not had_error else None
+        if fault is not None and self.subscribers:
+            # A bad line arrived while followed: say so (the stream stays open, nothing more will come).
+            frame = b"event: error\ndata: %s\n\n" % encode(fault)
+            for follower in self.subscribers:
+                follower.push(frame)
+
+    def fault(self) -> dict[str, Any] | None:
+        """The fault as the page gets it (a page's or snapshot's ``error``, the follow stream's ``event: error``):
+        ``{error, detail, line, seq, following}``. ``following`` is false: the parse stops at a fault, so nothing
+        after it reaches followers."""
+        problem = self.problem()
+        if problem is None:
+            return None
+        line = getattr(self.error, "line", None) if self.error is not None else 1
+        seq = getattr(self.error, "seq", None) if self.error is not None else None
+        return {"error": "malformed-session", "detail": problem, "line": line if type(line) is int else None,
+                "seq": seq if type(seq) is int else None, "following": False}
 
     def problem(self) -> str | None:
         """The fault that stopped the parse (with its line), or a missing header, as text."""
@@ -208,12 +238,12 @@ class SessionSource:
             await self._update_locked()
             header = self.header or {}
             value = await run_in_threadpool(self.index.snapshot, header, max_messages)
-            problem = self.problem()
-            if problem is not None:
-                value["error"] = {"error": "malformed-session", "detail": problem}
+            fault = self.fault()
+            if fault is not None:
+                value["error"] = fault
             frame = b"id: %d\ndata: %s\n\n" % (value["cursor"], encode(value)) if value["cursor"] >= 0 else (
                 b"data: %s\n\n" % encode(value))
-            if not self.compressed:
+            if not (self.compressed or self.database):
                 self.subscribers.add(follower)
                 if self.watcher is None or self.watcher.done():
                     self.watcher = asyncio.get_running_loop().create_task(self._watch(), name=f"watch {self.path}")
@@ -237,3 +267,15 @@ class SessionSource:
             for follower in list(self.subscribers):
                 follower.close()
             self.subscribers.clear()
+
+
+def _read_database(path: Path) -> LoadResult:
+    """A SQLite session read whole (``store.sqlite.read_sqlite``); a file that is not one is the source's error."""
+    from ..store.sqlite import StoreError, read_sqlite
+
+    try:
+        return read_sqlite(path)
+    except StoreError as exc:
+        result = LoadResult()
+        result.error = SessionFileError(str(exc))
+        return result

@@ -8,16 +8,26 @@ each append batch with the chunk-row codec unless ``pack=False`` (PROTOCOL 2.3: 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, cast
 
 from ..chunk_rows import pack_chunk_runs
 from ..errors import SessionFileError
-from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult, LogLoader
-from ..records import encode
+from ..logfile import (
+    DEFAULT_MAX_LINE_BYTES,
+    NEED_DATA,
+    Fault,
+    Header,
+    LoadResult,
+    LogLoader,
+    LogParser,
+    Record,
+    Skipped,
+)
+from ..records import StorageRecord, encode
 from . import zstd
 
-__all__ = ["read_session", "read_stream", "write_session", "write_jsonl", "SessionWriter"]
+__all__ = ["read_session", "read_stream", "SessionStream", "write_session", "write_jsonl", "SessionWriter"]
 
 _BUFFER = 256 << 10
 """Bytes per read from the file: bounded, so a file is never held whole (lines longer than this still work)."""
@@ -126,3 +136,94 @@ def write_session(path: str | os.PathLike[str], header: dict[str, Any], events: 
     """Write a whole session as one batch."""
     with SessionWriter(path, header, pack=pack) as writer:
         writer.append(events)
+
+
+class SessionStream:
+    """A session log read record by record: ``header`` is known once the object exists, iterating yields the
+    storage records in order (nothing kept), and ``result`` (a ``LoadResult`` without records: counts, lines,
+    warnings, the fault) is complete when the iteration ends. Peak memory does not grow with the file.
+
+    Raises (constructor):
+        OSError: the file cannot be opened or read.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, strict: bool = False, progress: ProgressFn | None = None,
+                 max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> None:
+        p = os.fspath(path)
+        self.path = p
+        self.result = LoadResult()
+        self.record_count = 0
+        self._raw = open(p, "rb", buffering=0)
+        try:
+            self._total = os.fstat(self._raw.fileno()).st_size
+            self._decoder = zstd.ZstdDecoder(lines=True) if zstd.is_zstd_path(p) else None
+            self._buffer = bytearray(_BUFFER if self._decoder is None else _ZST_BUFFER)
+            self._done = 0
+            self._progress = progress
+            self._parser = LogParser(strict=strict, max_line_bytes=max_line_bytes)
+            self._gen = self._records()
+            self._first: list[StorageRecord] = []
+            for record in self._gen:  # the header comes first: parse until it is known
+                self._first.append(record)
+                break
+        except BaseException:
+            self._raw.close()
+            raise
+
+    @property
+    def header(self) -> dict[str, Any] | None:
+        return self.result.header
+
+    def __iter__(self) -> Iterator[StorageRecord]:
+        yield from self._first
+        self._first = []
+        yield from self._gen
+
+    def _more(self) -> bool:
+        """Feed the parser the next piece of the file; False at its end (or at damage, kept in ``result``)."""
+        n = self._raw.readinto(self._buffer)
+        if not n:
+            if self._decoder is not None:
+                self._decoder.finish()
+            return False
+        self._done += n
+        chunk = memoryview(self._buffer)[:n]
+        self._parser.feed(chunk if self._decoder is None else self._decoder.feed(chunk))
+        if self._progress is not None:
+            self._progress(self._done, self._total)
+        return True
+
+    def _records(self) -> Iterator[StorageRecord]:
+        parser, result = self._parser, self.result
+        try:
+            while True:
+                event = parser.next_event()
+                if type(event) is Record:
+                    self.record_count += 1
+                    result.event_count += event.members
+                    if type(event.value) is not dict:
+                        result.row_count += 1
+                        result.row_members += event.members
+                    yield event.value
+                elif type(event) is Header:
+                    result.header = event.value
+                elif type(event) is Skipped:
+                    result.warnings.append(event.message)
+                elif type(event) is Fault:
+                    result.error = event.error
+                elif event is NEED_DATA:
+                    try:
+                        if not self._more():
+                            parser.feed_eof()
+                    except zstd.ZstdStreamError as exc:
+                        result.error = SessionFileError(exc.message)
+                        break
+                else:
+                    break
+        finally:
+            self._raw.close()
+            result.lines = parser.lines
+            if self._progress is not None:
+                self._progress(self._total, self._total)
+        if result.error is None and result.header is None:
+            result.error = SessionFileError("empty file: expected a session header", line=max(result.lines, 1))

@@ -166,21 +166,55 @@ class Viewer:
         return json.loads(self.page.evaluate("(code) => window.transcriptViewer.runPython(code)", code))
 
     def render_all(self) -> str:
-        """Scrolls the transcript top to bottom so every row renders; returns the transcript's text."""
+        """Scrolls the transcript top to bottom so every row renders; returns the text of every shown row, in order.
+        The list is virtual (rows far from the viewport leave the DOM), so each row's text is collected while it is
+        attached and rendered."""
         return str(self.page.evaluate(
             """async () => {
                 const tv = window.transcriptViewer;
                 const doc = document.scrollingElement;
+                const texts = new Map();
+                const collect = () => {
+                    for (const el of document.querySelectorAll("#transcript > article[data-key]")) {
+                        if (!el.classList.contains("placeholder")) texts.set(el.dataset.key, el.innerText);
+                    }
+                };
                 window.scrollTo(0, 0);
-                for (let i = 0; i < 500; i++) {
+                for (let i = 0; i < 5000; i++) {
                     await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
                     await tv.idle();
+                    collect();
                     if (doc.scrollTop + innerHeight >= doc.scrollHeight - 2) break;
                     window.scrollBy(0, innerHeight * 0.9);
                 }
                 await tv.idle();
-                return document.getElementById("transcript").innerText;
+                collect();
+                return tv.view.shownKeys().map((k) => texts.get(k) ?? "").join("\\n");
             }"""
+        ))
+
+    def attach_all(self, on: bool = True) -> None:
+        """Test aid for small sessions: keep every shown row in the DOM (the virtual list's overscan made unbounded),
+        or with ``on=False`` go back to the normal overscan. Structural checks on a whole small transcript use it."""
+        self.page.evaluate(
+            """async (on) => {
+                const tv = window.transcriptViewer;
+                tv.view.list.overscan = on ? 1e9 : 1200;
+                tv.view.list.update();
+                await tv.idle();
+            }""",
+            on,
+        )
+
+    def row_count(self, kind: str | None = None, *, shown: bool = True) -> int:
+        """How many chat rows the list lays out (all of them, in or out of the DOM), optionally of one kind."""
+        return int(self.page.evaluate(
+            """([kind, shown]) => {
+                const view = window.transcriptViewer.view;
+                const keys = shown ? view.shownKeys() : view.order;
+                return keys.filter((k) => !kind || view.metas.get(k).kind === kind).length;
+            }""",
+            [kind, shown],
         ))
 
 
@@ -211,7 +245,7 @@ def viewer(browser: Browser, served: Served) -> Iterator[Viewer]:
     page.on("pageerror", lambda exc: v.page_errors.append(str(exc)))
 
     started = time.perf_counter()
-    page.goto(served.url)
+    page.goto(f"{served.url}?test=1")  # ?test=1: the test hooks (runPython, state, view) exist only then
     result = page.evaluate(
         """async (ms) => {
             const timeout = new Promise((_, reject) =>

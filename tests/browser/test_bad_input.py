@@ -37,9 +37,10 @@ def test_malformed_line_shows_a_banner_naming_it_and_keeps_the_valid_part(viewer
     lines[broken_at - 1] = b'{"type": "assistant/chunk", "data": {"turn": 2, oops'
     result = viewer.open_file(viewer.add_file("malformed.jsonl", b"\n".join(lines)))
     assert result["error"]["line"] == broken_at
-    banner = viewer.page.locator("#error-banner")
+    banner = viewer.page.locator("[role=alert]")
+    assert banner.count() == 1
     assert banner.is_visible()
-    assert banner.inner_text().startswith(f"Line {broken_at}: invalid JSON")
+    assert banner.inner_text().startswith(f"malformed.jsonl, line {broken_at}: invalid JSON")
     assert "Everything before it is shown" in banner.inner_text()
     text = viewer.render_all()
     assert "The first question, which is valid." in text
@@ -55,13 +56,13 @@ def test_malformed_chunk_row_names_its_line(viewer: Viewer) -> None:
     result = viewer.open_file(viewer.add_file("bad-row.jsonl", b"\n".join([header, *records])))
     assert result["error"]["line"] == 5
     assert "dt" in result["error"]["message"]
-    assert viewer.page.locator("#error-banner").inner_text().startswith("Line 5:")
+    assert viewer.page.locator("[role=alert]").inner_text().startswith("bad-row.jsonl, line 5")
 
 
 def test_a_good_file_clears_the_banner(viewer: Viewer) -> None:
     result = viewer.open_file(viewer.add_file("good.jsonl", two_turns().to_bytes()))
     assert result["error"] is None
-    assert viewer.page.locator("#error-banner").is_hidden()
+    assert viewer.page.locator("[role=alert]").is_hidden()
 
 
 def test_truncated_zstd_file_is_reported(viewer: Viewer) -> None:
@@ -71,7 +72,7 @@ def test_truncated_zstd_file_is_reported(viewer: Viewer) -> None:
     result = viewer.open_file(viewer.add_file("cut.jsonl.zst", data[: len(data) // 2]))
     assert result["error"] is not None
     assert "zstd" in result["error"]["message"] or "truncated" in result["error"]["message"]
-    assert viewer.page.locator("#error-banner").is_visible()
+    assert viewer.page.locator("[role=alert]").is_visible()
 
 
 def damaged_zstd(damage: str) -> bytes:
@@ -105,7 +106,7 @@ def test_damaged_zstd_is_an_error_that_keeps_what_came_before_as_on_cpython(view
     assert result["error"]["message"].startswith(
         "garbage after the last zstd frame" if damage == "garbage" else "truncated zstd stream after")
     assert result["file"]["events"] == outcome["file"]["events"] > 0
-    assert viewer.page.locator("#error-banner").is_visible()
+    assert viewer.page.locator("[role=alert]").is_visible()
     assert "The first question, which is valid." in viewer.render_all()
 
 

@@ -96,7 +96,7 @@ def test_trajectory_rows_show_status_model_times_bars_and_tools(demo: tuple[View
     page.evaluate("() => window.transcriptViewer.showView('trajectory')")
     wait_rows(viewer, "trajectory")
     expected = [r for r in json.loads(cpython_viewer(data).trajectory_view())["rows"] if r["kind"] == "step"]
-    rows = page.locator("#trajectory .traj-row")
+    rows = page.locator("#trajectory .traj-row.traj-step")
     assert rows.count() == len(expected)
     texts = [rows.nth(i).inner_text() for i in range(rows.count())]
     for row, text in zip(expected, texts, strict=True):
@@ -137,7 +137,9 @@ def test_context_view_is_the_surface_with_shadowed_messages_and_links(viewer: Vi
     details = summary.locator("details.ctx-shadowed")
     assert details.locator(".ctx-msg").count() == 0  # built only when opened
     details.locator("summary").click()
-    assert details.locator(".ctx-msg").count() > 0
+    details.locator(".ctx-msg").first.wait_for()
+    first = next(m for m in json.loads(cpython_viewer(data).context_view())["messages"] if m["shadowed"])
+    assert details.locator(":scope > .ctx-msg").count() == len(first["shadowed"])
     link = page.locator("#context .ctx-link").first
     link.click()
     page.wait_for_function("() => document.getElementById('view-root').dataset.view === 'chat'")
@@ -237,20 +239,26 @@ def test_raw_records_of_a_packed_row_expand_on_demand(demo: tuple[Viewer, bytes]
 # --- export --------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("fmt", ["html", "md"])
 @pytest.mark.parametrize("scope", ["session", "window"])
-def test_export_html_downloads_a_file(demo: tuple[Viewer, bytes], scope: str) -> None:
+def test_export_downloads_a_file(demo: tuple[Viewer, bytes], scope: str, fmt: str) -> None:
     viewer, data = demo
     page = viewer.page
     page.click("#export-menu > summary")
     with page.expect_download() as info:
-        page.click(f'#export-menu button[data-format="html"][data-scope="{scope}"]')
+        page.click(f'#export-menu button[data-format="{fmt}"][data-scope="{scope}"]')
     download = info.value
-    assert download.suggested_filename.endswith(".html")
+    assert download.suggested_filename.endswith(f".{fmt}")
     path = download.path()
     assert path is not None
     text = open(path, encoding="utf-8").read()
-    assert text.startswith("<!doctype html>") and "<script" not in text
     header, batches = demo_session()
     prompts = [e["data"]["content"][0]["text"] for b in batches for e in b if e["type"] == "user/message"]
-    for prompt in prompts:
-        assert render.escape(prompt.split("`")[0]) in text
+    if fmt == "html":
+        assert text.startswith("<!doctype html>") and "<script" not in text
+        for prompt in prompts:
+            assert render.escape(prompt.split("`")[0]) in text
+    else:
+        assert text.startswith("# ") and "### User" in text and "### Assistant" in text
+        for prompt in prompts:
+            assert prompt.split("`")[0].strip() in text

@@ -157,12 +157,17 @@ def test_render_entry_points_return_html_per_key() -> None:
     assert found["key"] == keys[-1] and found["inWindow"]
 
 
-def test_load_page_reports_timings_counts_and_digest() -> None:
-    page = storage_page_bytes(parse_session_bytes(demo_bytes()).records, "scalar", None)
-    update = json.loads(Viewer().load_page(page))
+@pytest.mark.parametrize("mode", ["scalar", "packed"])
+def test_load_page_reports_timings_counts_and_the_digest_on_request(mode: str) -> None:
+    records = parse_session_bytes(demo_bytes()).records
+    page = storage_page_bytes(records, mode, None)
+    viewer = Viewer()
+    update = json.loads(viewer.load_page(page))
     assert set(update["ms"]) >= {"decode", "journal", "fold"}
-    assert update["digest"] == digest(assemble_page(decode_page(page)))
-    assert update["stats"]["records"] == update["stats"]["inputs"] == 179
+    assert "digest" not in update  # off the timed path: computed when asked
+    expected = digest(assemble_page(decode_page(storage_page_bytes(records, "scalar", None))))
+    assert json.loads(viewer.digest())["digest"] == expected
+    assert update["stats"]["records"] == update["stats"]["inputs"] == len(decode_page(page).records)
 
 
 def test_bad_page_is_an_error_not_an_exception() -> None:

@@ -217,3 +217,17 @@ def test_export_of_a_fetched_page() -> None:
     value = J(viewer.export("html", "session", "", page))
     assert value["text"].count("<article") == J(viewer.export("html", "window", ""))["text"].count("<article")
     assert MessageIndex(records).event_count > 0
+
+
+def test_export_markdown_equals_the_cli_markdown_of_the_same_nodes() -> None:
+    data = demo_bytes()
+    viewer = opened(data)
+    value = J(viewer.export("md", "session", "Demo"))
+    assert value["name"] == "Demo.md"
+    nodes = list(viewer._ordered())
+    context = render.render_context(viewer.assembler.index.turns, nodes)
+    assert value["text"] == render.render_markdown(nodes, title="Demo", context=context)
+    header, batches = demo_session()
+    prompts = [e["data"]["content"][0]["text"] for b in batches for e in b if e["type"] == "user/message"]
+    for prompt in prompts:
+        assert prompt.split("`")[0].strip() in value["text"]

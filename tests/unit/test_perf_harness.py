@@ -124,8 +124,16 @@ def test_goals_are_judged_from_full_size_numbers():
                                "size_ratio": 10.0, "ratio_large_over_small": 13.0, "naive_ratio": None}},
         "process": {"result": {"logical_events": 416_756, "ratio": 21.0, "scalar_s": 6.3, "packed_s": 0.3,
                                "startup_s": 0.1, "packed_split_ms": {"read_ms": 50, "page_ms": 5, "fold_ms": 40}}},
+        "browser": {"result": {"events": 416_756, "floor": {
+            "parseMs": 30.0, "packedWallMs": 75.0, "packedOverParse": 2.5, "scalarWallMs": 6000.0,
+            "scalarOverPacked": 80.0, "packedHeapGrowthBytes": 12_000_000, "digestMs": 20.0,
+            "packedSplitMs": {"decode": 30.0, "journal": 0.5, "fold": 10.0, "render": 20.0}},
+            "localFile": {"fileBytes": 60_000_000, "events": 416_756, "records": 696, "msWall": 9000.0,
+                          "wasmHeapBootBytes": 31_000_000, "wasmHeapAfterBytes": 80_000_000,
+                          "jsHeapAfterBytes": 90_000_000, "tabBytes": 170_000_000}}},
     }
     marks = {g["id"]: g["status"] for g in goals(benchmarks)}
     assert marks == {"fold": "not met", "whitespace_prefix": "met", "pager": "met", "surface": "not met",
-                     "process": "met"}
+                     "process": "met", "browser_floor": "not met", "browser_ratio": "met", "browser_heap": "met",
+                     "browser_file_memory": "not met"}
     assert {g["id"]: g["status"] for g in goals({})} == dict.fromkeys(marks, "not measured")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
 from pathlib import Path
@@ -14,6 +15,7 @@ with warnings.catch_warnings():  # starlette 1.10 nudges towards httpx2; httpx i
     from starlette.testclient import TestClient
 
 from assembler.chunk_rows import expand_records
+from assembler.cli import main as cli_main
 from assembler.history import page_value
 from assembler.records import decode_page, encode
 from assembler.server import CSP, create_app, session_id_is_safe
@@ -56,15 +58,22 @@ def error_of(response: Any) -> dict[str, Any]:
     return body
 
 
-def test_lists_sessions_with_title_count_and_activity(client: TestClient) -> None:
+def test_lists_sessions_with_title_count_and_activity(client: TestClient, root: Path) -> None:
     response = client.get("/api/sessions")
     assert response.status_code == 200
-    sessions = {s["id"]: s for s in response.json()["sessions"]}
+    listed = response.json()["sessions"]
+    sessions = {s["id"]: s for s in listed}
     assert set(sessions) == {"alpha", "nested/beta"}
     assert sessions["alpha"]["title"] == "Alpha"
     assert sessions["alpha"]["eventCount"] == 401
-    assert sessions["nested/beta"]["eventCount"] == 50 and sessions["nested/beta"]["title"] is None
-    assert sessions["nested/beta"]["lastActivity"] > 1_700_000_000_000
+    beta = sessions["nested/beta"]
+    assert beta["eventCount"] == 50
+    # No title record: the first user text names it (it is in the file, as JSON text).
+    assert isinstance(beta["title"], str) and beta["title"]
+    assert json.dumps(beta["title"])[1:-1].encode() in (root / "nested" / "beta.jsonl").read_bytes()
+    assert beta["lastActivity"] > 1_700_000_000_000 and beta["lastActivitySource"] == "events"
+    assert (beta["file"], beta["path"]) == ("beta.jsonl", str((root / "nested" / "beta.jsonl").resolve()))
+    assert [s["lastActivity"] for s in listed] == sorted((s["lastActivity"] for s in listed), reverse=True)
 
 
 def test_page_defaults_to_tail_and_matches_reference(client: TestClient, root: Path) -> None:
@@ -188,10 +197,39 @@ def test_zst_sessions_serve_page_and_raw(tmp_path: Path) -> None:
     packed.parent.mkdir()
     packed.write_bytes(zstd.compress(plain.read_bytes()))
     client = TestClient(create_app([packed.parent], serve_static=False), raise_server_exceptions=False, base_url=LOCAL)
-    assert [s["id"] for s in client.get("/api/sessions").json()["sessions"]] == ["s.zst"]
-    response = client.get("/api/sessions/s.zst/page", params={"maxMessages": 2})
+    assert [s["id"] for s in client.get("/api/sessions").json()["sessions"]] == ["s"]  # named by its base name
+    response = client.get("/api/sessions/s/page", params={"maxMessages": 2})
     assert response.content == encode(page_value(events, None, None, 2))
-    assert client.get("/api/sessions/s.zst/raw").content == packed.read_bytes()
+    assert client.get("/api/sessions/s/raw").content == packed.read_bytes()
+
+
+@pytest.mark.parametrize("suffix", [".sqlite", ".db"])
+def test_sqlite_sessions_are_listed_and_served(tmp_path: Path, suffix: str) -> None:
+    plain = tmp_path / "plain" / "s.jsonl"
+    events = write_log(plain, 120, title="Database")
+    folder = tmp_path / "db"
+    folder.mkdir()
+    assert cli_main(["convert", str(plain), str(folder / f"s{suffix}")]) == 0
+    (folder / "t.jsonl").write_bytes(plain.read_bytes())
+    (folder / "t.jsonl.zst").write_bytes(zstd.compress(plain.read_bytes()))
+    client = TestClient(create_app([folder], serve_static=False), raise_server_exceptions=False, base_url=LOCAL)
+    listed = {s["id"]: s for s in client.get("/api/sessions").json()["sessions"]}
+    assert set(listed) == {"s", "t", "t.jsonl.zst"}  # a clash of base names keeps the second file's whole name
+    assert listed["s"]["title"] == "Database" and listed["s"]["error"] is None
+    assert listed["s"]["eventCount"] == listed["t"]["eventCount"] == len(events) + 1
+    page = client.get("/api/sessions/s/page", params={"maxMessages": 2})
+    assert page.status_code == 200 and page.content == client.get("/api/sessions/t/page",
+                                                                  params={"maxMessages": 2}).content
+    raw = client.get("/api/sessions/s/raw")
+    assert raw.content == (folder / f"s{suffix}").read_bytes()
+    assert raw.headers["content-type"].startswith("application/vnd.sqlite3")
+
+
+def test_a_file_named_like_a_database_that_is_not_one_is_listed_with_its_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.db").write_bytes(b"not a database")
+    client = TestClient(create_app([tmp_path], serve_static=False), raise_server_exceptions=False, base_url=LOCAL)
+    [entry] = client.get("/api/sessions").json()["sessions"]
+    assert entry["id"] == "notes" and "notes.db" in entry["error"]
 
 
 def test_file_and_several_roots_get_prefixed_ids(tmp_path: Path, root: Path) -> None:

@@ -1,0 +1,298 @@
+"""A session page decoded for the first screen: the same verdicts as ``records.decode_page``, without one Python
+object per packed fragment.
+
+Rules: ``decode_lazy_page`` parses the page once with msgspec, each row's ``dt`` and ``texts``/``args`` kept as raw
+JSON (``msgspec.Raw``); everything else is the strict schema (``records``). A row whose raw fields pass the fast
+C-level checks below gets ``LazyTexts``/``LazyGaps`` (its joined text decoded in one piece, the member count from the
+separators); any other row is decoded with the strict field types, as ``decode_page`` would. When any row is not
+valid the whole page is decoded again by ``decode_page``, so the error (its ``$.path`` included) is exactly the
+strict one. A lazy sequence behaves as the list it stands for (indexing, iteration, ``len``, ``==``, encoding),
+decoding its members on first use; the fold reads ``joined`` and ``first_nonempty`` without them.
+
+Nesting: a page with at most ``MAX_DEPTH`` brackets is decoded at once; otherwise the page's own levels are parsed
+with each event kept raw (msgspec's skip stops deep input with ``RecursionError``), and each event is depth-checked
+alone before it is decoded; anything refused goes to ``decode_page``, whose whole-text check names the error.
+
+Fast checks (each is sufficient, never necessary; anything else takes the strict path):
+
+* texts: ``["…","…",…]`` with no ``\\"`` pair (so every quote is a delimiter) and no ``\\ud`` escape (no surrogate
+  halves to pair across fragments); removing every ``","`` leaves one JSON string, decoded as the joined text.
+* dt: only digits, ``-`` and ``,`` inside the brackets (msgspec already checked the JSON syntax: integers) and no
+  gap of ten digits or more, so every running time stays safe while ``|time| + gaps * 10**9`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+import msgspec
+from msgspec import UNSET, Struct, UnsetType
+
+from .jsontext import MAX_DEPTH, NestingError, check_depth
+from .records import (
+    MAX_SAFE_INTEGER,
+    ChunksRecord,
+    EventRecord,
+    NonEmptyStrings,
+    Number,
+    ReasoningChunksEvent,
+    SafeInt,
+    SeqInt,
+    SessionEvent,
+    SessionPage,
+    TextChunksEvent,
+    TextRowData,
+    ToolCallChunksEvent,
+    ToolCallRowData,
+    decode_page,
+)
+
+__all__ = ["LazyTexts", "LazyGaps", "decode_lazy_page", "joined_fragments"]
+
+_strings = msgspec.json.Decoder(NonEmptyStrings)
+_gaps = msgspec.json.Decoder(list[SafeInt])
+_ints = msgspec.json.Decoder(list[int])
+_string = msgspec.json.Decoder(str)
+_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_MAX_GAP = 10**9  # a gap with at most nine digits
+
+
+class LazyTexts(Sequence[str]):
+    """The fragments of a row, held as their raw JSON array; ``joined`` is their concatenation (decoded once)."""
+
+    __slots__ = ("_raw", "_n", "joined", "_items")
+
+    def __init__(self, raw: bytes, n: int, joined: str) -> None:
+        self._raw = raw
+        self._n = n
+        self.joined = joined
+        self._items: list[str] | None = None
+
+    def items(self) -> list[str]:
+        """The fragments as a list (decoded on first use, then kept)."""
+        if self._items is None:
+            self._items = _strings.decode(self._raw)
+        return self._items
+
+    def first_nonempty(self) -> int:
+        """The index of the first non-empty fragment, or -1 (read from the raw array: no quote is escaped)."""
+        raw, i, k = self._raw, 1, 0
+        while raw.startswith(b'"",', i):
+            i += 3
+            k += 1
+        return -1 if raw.startswith(b'""]', i) else k
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        return self.items()[i]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.items())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and self.items() == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LazyTexts({self._n} fragments)"
+
+
+class LazyGaps(Sequence[int]):
+    """The ``dt`` of a row, held as its raw JSON array of small integers (decoded on first use)."""
+
+    __slots__ = ("_raw", "_n", "_items")
+
+    def __init__(self, raw: bytes, n: int) -> None:
+        self._raw = raw
+        self._n = n
+        self._items: list[int] | None = None
+
+    def items(self) -> list[int]:
+        if self._items is None:
+            self._items = _ints.decode(self._raw)
+        return self._items
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[int]: ...
+    def __getitem__(self, i: int | slice) -> int | list[int]:
+        return self.items()[i]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.items())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and self.items() == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LazyGaps({self._n} gaps)"
+
+
+def joined_fragments(fragments: Sequence[str]) -> str:
+    """``"".join(fragments)``, without decoding the members of a ``LazyTexts``."""
+    if type(fragments) is LazyTexts:
+        return fragments.joined
+    return "".join(fragments)
+
+
+def _fast_texts(raw: bytes) -> LazyTexts | None:
+    if not (raw.startswith(b'["') and raw.endswith(b'"]')) or len(raw) < 4:
+        return None
+    if b"\\" in raw and (b'\\"' in raw or b"\\ud" in raw or b"\\uD" in raw):
+        return None
+    inner = raw[1:-1].replace(b'","', b"")
+    try:
+        joined = _string.decode(inner)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return LazyTexts(raw, (len(raw) - 2 - len(inner)) // 3 + 1, joined)
+
+
+def _fast_gaps(raw: bytes) -> LazyGaps | None:
+    if raw == b"[]":
+        return LazyGaps(raw, 0)
+    commas = raw.translate(None, b"0123456789")  # msgspec checked the syntax: brackets, commas, integers
+    n = len(commas) - 1  # gaps, when only digits were removed between "[" and "]"
+    if commas != b"[" + b"," * (n - 1) + b"]":
+        return None  # a minus sign, a fraction or an exponent: the strict path decides
+    # Every gap has at most nine digits when the digits beyond one per gap add up to at most eight; else look.
+    if len(raw) - len(commas) - n > 8 and b"0000000000" in raw.translate(_TO_ZERO):
+        return None
+    return LazyGaps(raw, n)
+
+
+# The page as decoded for the first screen: the strict schema except the raw payload fields.
+
+class _RawTextData(Struct, frozen=True, forbid_unknown_fields=True):
+    turn: Number
+    step: Number
+    index: Number
+    dt: msgspec.Raw
+    texts: msgspec.Raw
+
+
+class _RawToolData(Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    turn: Number
+    step: Number
+    index: Number
+    dt: msgspec.Raw
+    id: str
+    name: str | UnsetType = UNSET
+    args: msgspec.Raw
+
+
+class _RawText(Struct, frozen=True, forbid_unknown_fields=True, tag_field="type", tag="chunkrow/text-chunks"):
+    seq: SeqInt
+    time: SafeInt
+    data: _RawTextData
+
+
+class _RawReasoning(Struct, frozen=True, forbid_unknown_fields=True, tag_field="type",
+                    tag="chunkrow/reasoning-chunks"):
+    seq: SeqInt
+    time: SafeInt
+    data: _RawTextData
+
+
+class _RawTool(Struct, frozen=True, forbid_unknown_fields=True, tag_field="type", tag="chunkrow/tool-call-chunks"):
+    seq: SeqInt
+    time: SafeInt
+    data: _RawToolData
+
+
+class _RawChunks(Struct, frozen=True, tag_field="type", tag="chunks"):
+    event: _RawText | _RawReasoning | _RawTool
+
+
+class _RawPage(Struct, frozen=True):
+    records: list[EventRecord | _RawChunks]
+    hasMore: bool
+
+
+class _RawEventRecord(Struct, frozen=True, tag_field="type", tag="event"):
+    event: msgspec.Raw
+
+
+class _ShallowPage(Struct, frozen=True):
+    """A page whose events are kept raw, so each is depth-checked alone before it is decoded."""
+
+    records: list[_RawEventRecord | _RawChunks]
+    hasMore: bool
+
+
+_raw_page = msgspec.json.Decoder(_RawPage)
+_shallow_page = msgspec.json.Decoder(_ShallowPage)
+_event = msgspec.json.Decoder(SessionEvent)
+_STRICT: dict[type, Any] = {_RawText: TextChunksEvent, _RawReasoning: ReasoningChunksEvent,
+                            _RawTool: ToolCallChunksEvent}
+
+
+class _Invalid(Exception):
+    pass
+
+
+def _row(raw_event: Any) -> ChunksRecord:
+    data = raw_event.data
+    tool = type(data) is _RawToolData
+    payload = bytes(data.args if tool else data.texts)
+    dt_raw = bytes(data.dt)
+    texts: Sequence[str] | None = _fast_texts(payload)
+    gaps: Sequence[int] | None = _fast_gaps(dt_raw) if texts is not None else None
+    seq, time = raw_event.seq, raw_event.time
+    members = len(texts) if texts is not None else 0
+    if (texts is None or gaps is None or len(gaps) != members - 1 or seq + members - 1 > MAX_SAFE_INTEGER
+            or abs(time) + len(gaps) * _MAX_GAP > MAX_SAFE_INTEGER):
+        try:  # the strict field types; the row's own check runs in __post_init__
+            texts, gaps = _strings.decode(payload), _gaps.decode(dt_raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            raise _Invalid from None
+    row_data: TextRowData | ToolCallRowData
+    if tool:
+        row_data = ToolCallRowData(turn=data.turn, step=data.step, index=data.index, dt=gaps, id=data.id,  # type: ignore[arg-type]
+                                   name=data.name, args=texts)  # type: ignore[arg-type]
+    else:
+        row_data = TextRowData(data.turn, data.step, data.index, gaps, texts)  # type: ignore[arg-type]
+    try:
+        event = _STRICT[type(raw_event)](seq, time, row_data)
+    except ValueError:
+        raise _Invalid from None
+    return ChunksRecord(event)
+
+
+def _event_record(raw: msgspec.Raw) -> EventRecord:
+    check_depth(raw, MAX_DEPTH)
+    return EventRecord(_event.decode(raw))
+
+
+def decode_lazy_page(buf: bytes | bytearray | memoryview) -> SessionPage:
+    """Decode the JSON bytes of a ``SessionPage`` like ``decode_page`` (same records, same errors), packed fragments
+    kept lazy where the fast checks allow.
+
+    Raises:
+        RecordDecodeError: the bytes are not a valid page (the strict decoder's message).
+    """
+    try:
+        data = buf if type(buf) is bytes else bytes(buf)
+        if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:  # nothing can nest too deep
+            raw: Any = _raw_page.decode(data)
+            records = [r if type(r) is EventRecord else _row(r.event) for r in raw.records]
+        else:  # the page's own levels are fixed: only an event's data can nest deeper, so check each event
+            raw = _shallow_page.decode(data)
+            records = [_event_record(r.event) if type(r) is _RawEventRecord else _row(r.event) for r in raw.records]
+    except (msgspec.DecodeError, msgspec.ValidationError, NestingError, RecursionError, _Invalid):
+        return decode_page(buf)  # raises the strict error (or, should the fast path be stricter, decodes)
+    return SessionPage(records, raw.hasMore)

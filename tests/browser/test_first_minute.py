@@ -1,0 +1,193 @@
+"""The viewer's first minute (issue 12 items 1 and 2): the shell and the session list come up before Python is
+ready, a session picked meanwhile waits and opens once it is; every failure shows in the one ``role="alert"``
+element, naming the file, line, seq or id, and badges say what is really going on. Order is asserted, never time.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from playwright.sync_api import Browser, Page, Route
+from session_builder import Session
+
+if TYPE_CHECKING:
+    from conftest import Served, Viewer
+
+
+def small(session_id: str, turns: int = 3, *, first: str = "First question") -> Session:
+    s = Session(session_id)
+    for n in range(1, turns + 1):
+        s.user(f"{first} {n}?" if n == 1 else f"Question {n}?")
+        s.assistant([("text", f"Answer {n}.")])
+        s.end_step()
+        s.end_turn()
+    return s
+
+
+def alert_text(page: Page) -> str:
+    alerts = page.locator("[role=alert]")
+    assert alerts.count() == 1  # exactly one alert element, always
+    return alerts.inner_text()
+
+
+def wait_alert(page: Page, needle: str, timeout: float = 30_000) -> str:
+    page.wait_for_function(
+        "(needle) => { const a = document.querySelector('[role=alert]');"
+        " return !a.hidden && a.innerText.includes(needle); }",
+        arg=needle, timeout=timeout)
+    return alert_text(page)
+
+
+def open_session(page: Page, sid: str) -> None:
+    page.evaluate("(sid) => { location.hash = 'session=' + encodeURIComponent(sid); }", sid)
+
+
+# --- item 1: the shell first, Python in the background --------------------------------------------------------
+
+
+def test_list_renders_before_python_is_ready_and_a_pick_waits(browser: Browser, served: Served) -> None:
+    """The worker's runtime is held back (its lock.json is not answered) until the list has rendered and a session
+    was picked: the list cannot have waited for Python, and the pick opens once Python is ready."""
+    (served.sessions / "early.jsonl").write_bytes(small("early").to_bytes())
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    held: list[Route] = []
+    context.route("**/pyodide/lock.json", lambda route: held.append(route))
+    page = context.new_page()
+    try:
+        page.goto(f"{served.url}?test=1")
+        page.wait_for_selector("#session-list button[data-id='early']")
+        page.wait_for_function("() => document.documentElement.dataset.bootStage === 'runtime'")
+        assert page.evaluate("() => document.documentElement.dataset.boot") is None  # not ready, not failed
+        assert page.locator("#boot-status").inner_text().startswith("Starting Python")
+        page.click("#session-list button[data-id='early']")
+        page.wait_for_function(
+            "() => document.getElementById('boot-status').innerText.includes('session early opens when it is ready')")
+        assert page.locator("#progress-text").inner_text() == "Starting Python…"
+        assert page.locator("#transcript article").count() == 0
+        assert held, "the worker never asked for lock.json"
+        for route in held:
+            route.continue_()
+        context.unroute("**/pyodide/lock.json")
+        page.wait_for_function("() => document.getElementById('transcript').innerText.includes('Answer 3.')",
+                               timeout=120_000)
+        timeline = page.evaluate("() => window.transcriptViewer.timeline")
+        assert timeline["listShown"] < timeline["stage:packages"] < timeline["ready"]
+        assert page.locator("#boot-status").is_hidden()  # no "Ready (…)" left behind
+        stages = [s["stage"] for s in page.evaluate("() => window.transcriptViewer.ready")["stages"]]
+        assert stages == ["runtime", "packages", "ready"]
+    finally:
+        context.close()
+
+
+def test_production_page_has_no_test_hooks(browser: Browser, served: Served) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(served.url)
+        page.wait_for_function("() => window.transcriptViewer !== undefined")
+        hooks = page.evaluate("() => Object.keys(window.transcriptViewer).sort()")
+        assert {"ready", "loadPage", "openFile", "search", "digest", "heapSize"} <= set(hooks)
+        assert not {"runPython", "state", "view"} & set(hooks)
+    finally:
+        context.close()
+
+
+# --- item 2: every failure visible, in one place ------------------------------------------------------------------
+
+
+def test_served_file_with_a_malformed_line_names_it_and_shows_the_valid_part(viewer: Viewer) -> None:
+    lines = small("served-bad", 3).to_bytes().split(b"\n")
+    bad_line = len(lines) - 3
+    lines[bad_line - 1] = b'{"type": "turn/end", oops'
+    (viewer.served.sessions / "served-bad.jsonl").write_bytes(b"\n".join(lines))
+    open_session(viewer.page, "served-bad")
+    text = wait_alert(viewer.page, f"line {bad_line}")
+    assert text.startswith(f"Session served-bad, line {bad_line}")
+    assert "valid part before it is shown" in text
+    viewer.page.wait_for_function("() => document.getElementById('transcript').innerText.includes('Answer 2.')")
+
+
+def test_live_stream_bad_line_names_it_and_says_following_stopped(viewer: Viewer) -> None:
+    path = viewer.served.sessions / "live-bad.jsonl"
+    path.write_bytes(small("live-bad", 2).to_bytes())
+    page = viewer.page
+    open_session(page, "live-bad")
+    page.wait_for_function("() => document.getElementById('live-state').dataset.state === 'live'")
+    page.wait_for_function("() => document.getElementById('transcript').innerText.includes('Answer 2.')")
+    line = path.read_bytes().count(b"\n") + 1
+    with path.open("ab") as out:
+        out.write(b'{"type": "user/message", broken\n')
+    viewer.served.update("live-bad")
+    text = wait_alert(page, f"line {line}")
+    assert text.startswith(f"Session live-bad, line {line}") and "Following stopped" in text
+    page.wait_for_function("() => document.getElementById('live-state').dataset.state === 'stopped'")
+
+
+def test_unknown_session_is_an_alert_and_is_not_retried(viewer: Viewer) -> None:
+    page = viewer.page
+    before = len([u for u in viewer.requests if "/api/sessions/no-such-session/follow" in u])
+    open_session(page, "no-such-session")
+    text = wait_alert(page, "no-such-session")
+    assert "does not exist" in text
+    page.wait_for_function("() => document.getElementById('live-state').dataset.state === 'ended'")
+    page.evaluate("() => new Promise((r) => setTimeout(r, 2500))")  # longer than the first retry would wait
+    follows = [u for u in viewer.requests if "/api/sessions/no-such-session/follow" in u]
+    assert len(follows) - before == 1
+
+
+def test_server_gone_shows_offline_with_a_countdown_then_recovers(viewer: Viewer) -> None:
+    path = viewer.served.sessions / "flaky.jsonl"
+    path.write_bytes(small("flaky", 2).to_bytes())
+    page = viewer.page
+    open_session(page, "flaky")
+    page.wait_for_function("() => document.getElementById('live-state').dataset.state === 'live'")
+    context = page.context
+    context.route("**/api/sessions/**", lambda route: route.abort("connectionrefused"))
+    try:
+        fresh = path.with_suffix(".tmp")
+        fresh.write_bytes(small("flaky", 3).to_bytes())
+        fresh.replace(path)  # a replaced file (new inode): the server closes its followers
+        viewer.served.update("flaky")
+        page.wait_for_function("() => document.getElementById('live-state').dataset.state === 'offline'")
+        assert "retrying in" in page.locator("#live-state").inner_text()
+    finally:
+        context.unroute("**/api/sessions/**")
+    page.wait_for_function("() => document.getElementById('live-state').dataset.state === 'live'", timeout=60_000)
+    page.wait_for_function("() => document.getElementById('transcript').innerText.includes('Answer 3.')")
+
+
+def test_python_error_is_an_alert_and_the_page_stays_usable(viewer: Viewer) -> None:
+    viewer.run_python(
+        "import json\nfrom assembler.browser import viewer as v\n"
+        "def _boom(keys):\n    raise ValueError('render exploded on purpose')\n"
+        "v.VIEWER._saved_render = v.VIEWER.render\nv.VIEWER.render = _boom\njson.dumps(True)")
+    try:
+        viewer.open_file(viewer.add_file("py-error.jsonl", small("py-error").to_bytes()))
+        text = wait_alert(viewer.page, "render exploded on purpose")
+        assert "The rows already shown stay" in text
+    finally:
+        viewer.run_python("import json\nfrom assembler.browser import viewer as v\n"
+                          "v.VIEWER.render = v.VIEWER._saved_render\njson.dumps(True)")
+    fixed = small("after", first="Recovered question").to_bytes()
+    result = viewer.open_file(viewer.add_file("after-error.jsonl", fixed))
+    assert result["error"] is None
+    assert "Recovered question 1?" in viewer.render_all()
+    assert viewer.page.locator("[role=alert]").is_hidden()
+
+
+@pytest.mark.parametrize("name, data", [("picture.png", b"\x89PNG\r\n\x1a\n" + bytes(64))])
+def test_unsupported_local_file_is_an_alert_naming_it(viewer: Viewer, name: str, data: bytes) -> None:
+    result = viewer.open_file(viewer.add_file(name, data))
+    assert result["error"] is not None
+    text = alert_text(viewer.page)
+    assert text.startswith(f"{name}: not a session log")
+
+
+def test_truncated_zstd_alert_names_the_file(viewer: Viewer) -> None:
+    import zstandard
+
+    data = zstandard.ZstdCompressor().compress(small("cut").to_bytes())
+    result = viewer.open_file(viewer.add_file("cut-short.jsonl.zst", data[: len(data) // 2]))
+    assert result["error"] is not None
+    assert alert_text(viewer.page).startswith("cut-short.jsonl.zst")

@@ -1,0 +1,136 @@
+"""The lazy page decoder (``lazy_rows``) gives the strict decoder's verdict on every page: the same records
+(compared member by member) or the same error message; and folding a lazy page gives the strict page's transcript.
+
+Hypothesis builds pages of rows with fragments drawn from escapes, quotes, backslashes, surrogate escapes, empty and
+whitespace fragments, gaps that are integral floats, negative, huge or the wrong count, and non-string members, and
+writes some of them with whitespace between the array members.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assembler.errors import RecordDecodeError
+from assembler.lazy_rows import LazyGaps, LazyTexts, decode_lazy_page, joined_fragments
+from assembler.records import MAX_SAFE_INTEGER, decode_page, encode
+from assembler.transcript import assemble, canonical_json
+from definitions import default_definitions
+
+FRAGMENT = st.one_of(
+    st.sampled_from(["", " ", "\n", "ab", '"', "\\", '\\"', "\u00e9", "\ud83d\ude00", "\u2028", " x", "\t\t"]),
+    st.text(max_size=4),
+)
+GAP = st.one_of(st.integers(0, 20), st.integers(-5, 5), st.sampled_from([4.0, 4.5, 10**9, 10**10, MAX_SAFE_INTEGER]))
+
+
+@st.composite
+def row_json(draw: Any) -> str:
+    n = draw(st.integers(1, 6))
+    texts: list[Any] = draw(st.lists(FRAGMENT, min_size=n, max_size=n))
+    if draw(st.integers(0, 9)) == 0:
+        texts[draw(st.integers(0, n - 1))] = draw(st.sampled_from([1, None, ["a"]]))
+    gaps = n - 1 + draw(st.sampled_from([0, 0, 0, 0, 1, -1]))
+    dt = draw(st.lists(GAP, min_size=max(0, gaps), max_size=max(0, gaps)))
+    kind = draw(st.sampled_from(["text", "reasoning", "tool-call"]))
+    data: dict[str, Any] = {"turn": 1, "step": 1, "index": draw(st.sampled_from([0, 1.0])), "dt": dt}
+    if kind == "tool-call":
+        data |= {"id": "c", "args": texts}
+        if draw(st.booleans()):
+            data["name"] = "bash"
+    else:
+        data["texts"] = texts
+    event = {"type": f"chunkrow/{kind}-chunks", "seq": draw(st.sampled_from([1, 5.0, MAX_SAFE_INTEGER - 2])),
+             "time": draw(st.sampled_from([0, 1_700_000_000_000, MAX_SAFE_INTEGER - 10])), "data": data}
+    spaced = draw(st.booleans())
+    return json.dumps({"type": "chunks", "event": event}, ensure_ascii=draw(st.booleans()),
+                      separators=(", ", ": ") if spaced else (",", ":"))
+
+
+def _members(page: Any) -> list[Any]:
+    out = []
+    for record in page.records[1:]:
+        data = record.event.data
+        out.append((type(record.event).__name__, record.event.seq, record.event.time, list(data.fragments),
+                    list(data.dt)))
+    return out
+
+
+@given(st.lists(row_json(), min_size=1, max_size=4))
+@settings(max_examples=300, deadline=None)
+def test_lazy_and_strict_pages_agree(rows: list[str]) -> None:
+    step = '{"type":"event","event":{"type":"step/start","seq":0,"time":0,"data":{"turn":1,"step":1}}}'
+    buf = ('{"records":[' + ",".join([step, *rows]) + '],"hasMore":false}').encode("utf-8", "surrogatepass")
+    try:
+        strict = decode_page(buf)
+    except RecordDecodeError as exc:
+        with pytest.raises(RecordDecodeError) as got:
+            decode_lazy_page(buf)
+        assert str(got.value) == str(exc)
+        return
+    lazy = decode_lazy_page(buf)
+    assert lazy == strict
+    assert _members(lazy) == _members(strict)
+    for a, b in zip(lazy.records[1:], strict.records[1:], strict=True):
+        assert joined_fragments(a.event.data.fragments) == "".join(b.event.data.fragments)
+        assert encode(a) == encode(b)
+
+
+def test_a_plain_row_stays_lazy_and_folds_like_the_strict_page() -> None:
+    rows = [{"type": "event", "event": {"type": "step/start", "seq": 0, "time": 0, "data": {"turn": 1, "step": 1}}},
+            {"type": "chunks", "event": {"type": "chunkrow/text-chunks", "seq": 1, "time": 5, "data": {
+                "turn": 1, "step": 1, "index": 0, "dt": [1, 2, 0, 3], "texts": ["", " ", "\n", "hi", " there"]}}},
+            {"type": "chunks", "event": {"type": "chunkrow/reasoning-chunks", "seq": 6, "time": 20, "data": {
+                "turn": 1, "step": 1, "index": 1, "dt": [7], "texts": ["", "think"]}}}]
+    buf = encode({"records": rows, "hasMore": False})
+    lazy = decode_lazy_page(buf)
+    data = lazy.records[1].event.data
+    assert type(data.texts) is LazyTexts and type(data.dt) is LazyGaps
+    assert data.texts.joined == " \nhi there" and data.texts.first_nonempty() == 1 and len(data.texts) == 5
+    definitions = default_definitions()
+    assert canonical_json(assemble(lazy.records, False, definitions)) == canonical_json(
+        assemble(decode_page(buf).records, False, default_definitions()))
+
+
+@pytest.mark.parametrize("depth", [10, 300, 5000])
+@pytest.mark.parametrize("where", ["data", "texts"])
+def test_deep_nesting_gets_the_strict_verdict(depth: int, where: str) -> None:
+    deep = "[" * depth + "]" * depth
+    rows = [f'{{"type":"event","event":{{"type":"x","seq":0,"time":0,"data":{deep if where == "data" else 1}}}}}',
+            '{"type":"chunks","event":{"type":"chunkrow/text-chunks","seq":1,"time":0,"data":{"turn":1,"step":1,'
+            f'"index":0,"dt":[1],"texts":["a",{deep if where == "texts" else chr(34) + "b" + chr(34)}]}}}}}}']
+    buf = ('{"records":[' + ",".join(rows) + '],"hasMore":false}').encode()
+    try:
+        strict = decode_page(buf)
+    except RecordDecodeError as exc:
+        with pytest.raises(RecordDecodeError) as got:
+            decode_lazy_page(buf)
+        assert str(got.value) == str(exc)
+        return
+    assert decode_lazy_page(buf) == strict
+
+
+def test_every_viewer_entry_point_works_on_a_lazy_page() -> None:
+    """Records, row members, search, row text, replay and export read the lazy rows as the lists they stand for."""
+    import json
+
+    from assembler.browser import Viewer
+    from perf.bench_browser import pages
+
+    data = pages(3, 600)["packed"]
+    viewer = Viewer()
+    update = json.loads(viewer.load_page(data))
+    assert any(type(e.event.data.fragments) is LazyTexts for e in viewer.assembler.window if hasattr(e.event, "kind"))
+    step = next(n["key"] for n in update["nodes"] if n["kind"] == "assistant-step")
+    records = json.loads(viewer.records(step))
+    assert "error" not in records
+    assert "error" not in json.loads(viewer.record_members(step, 0))
+    assert "error" not in json.loads(viewer.search(" "))
+    assert "error" not in json.loads(viewer.row_text(step))
+    assert "error" not in json.loads(viewer.export("md"))
+    replayed = json.loads(viewer.replay_window("scalar"))
+    assert replayed["digest"] == json.loads(viewer.digest())["digest"]

@@ -1,0 +1,138 @@
+// @ts-check
+// Wires the views (views.mjs), search (search.mjs), raw records (records.mjs) and the Export menu (export.mjs) into
+// the page, with a few hooks the app calls: `changed(update)` after every update the chat applied, `followHash()`
+// on navigation, and `onFilled(row)` from the Chat view after a row's HTML changed. Keys: 1/2/3 switch views, `/`
+// focuses search. Adds to window.transcriptViewer: search(text), showView(name), views, exportFile(options).
+import { exportFile, initExportMenu } from "./export.mjs";
+import { addRecordsButton } from "./records.mjs";
+import { Search } from "./search.mjs";
+import { ViewSwitch, hashView } from "./views.mjs";
+
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+
+/**
+ * @template {Element} T
+ * @param {string} id
+ * @param {new (...args: any[]) => T} type
+ * @returns {T}
+ */
+function byId(id, type) {
+  const el = document.getElementById(id);
+  if (!(el instanceof type)) throw new Error(`the page has no #${id} (${type.name})`);
+  return el;
+}
+
+/**
+ * @param {{
+ *   bridge: {json: (op: string, args?: Record<string, unknown>, transfer?: Transferable[]) => Promise<any>},
+ *   view: any,
+ *   viewer: Record<string, any>,
+ *   showEvents: () => boolean,
+ *   title: () => string,
+ *   session: () => string | null,
+ *   fetchPage: (id: string, options: {through: number, maxMessages: number}) => Promise<Uint8Array>,
+ *   onError: (text: string) => void,
+ * }} app
+ */
+export function initFeatures(app) {
+  const { bridge, view } = app;
+  let last = -1; // the window's last seq (for a whole-session export of a served session)
+  const report = (/** @type {string} */ what) => (/** @type {Error} */ err) => app.onError(`${what}: ${err.message}`);
+
+  const views = new ViewSwitch({
+    root: byId("view-root", HTMLElement),
+    tabs: byId("view-tabs", HTMLElement),
+    chat: [byId("transcript", HTMLElement), byId("chat-older", HTMLElement)],
+    trajectory: byId("trajectory", HTMLElement),
+    context: byId("context", HTMLElement),
+    contextNote: byId("context-note", HTMLElement),
+    bridge,
+    jumpToChat: async (key, seq) => {
+      if (!key) {
+        const found = await bridge.json("findSeq", { seq });
+        key = found.key;
+      }
+      if (!key) return;
+      view.focusKey(key, { block: "center" });
+      await view.renderKeys([key]);
+      const el = view.focusKey(key, { block: "center" });
+      for (const t of document.querySelectorAll("#transcript .is-target")) t.classList.remove("is-target");
+      el?.classList.add("is-target");
+    },
+    onError: report("Could not build the view"),
+  });
+
+  const search = new Search({
+    input: byId("search", HTMLInputElement),
+    counter: byId("search-count", HTMLElement),
+    prev: byId("search-prev", HTMLButtonElement),
+    next: byId("search-next", HTMLButtonElement),
+    bridge,
+    includeHidden: app.showEvents,
+    reveal: async (key, blocks) => {
+      views.show("chat", { hash: true });
+      if (!view.shownKeys().includes(key)) return null;
+      view.focusKey(key, { block: "center" });
+      await view.renderKeys([key]);
+      view.focusKey(key, { block: "center" });
+      await view.openBlocks(key, blocks);
+      return view.element(key);
+    },
+    attached: () => view.attached(),
+    onError: report("Search failed"),
+  });
+
+  view.onFilled = (/** @type {HTMLElement} */ row) => {
+    addRecordsButton(row, bridge, report("Could not read the records"));
+    search.decorate(row);
+  };
+
+  const runExport = (/** @type {"html" | "md"} */ format, /** @type {"session" | "window"} */ scope) => exportFile(bridge, {
+    format, scope, title: app.title(),
+    page: async () => {
+      const id = app.session();
+      return id && last >= 0 ? app.fetchPage(id, { through: last, maxMessages: MAX_SAFE }) : null;
+    },
+  });
+  const menu = byId("export-menu", HTMLElement);
+  initExportMenu(menu, (format, scope) => runExport(format, scope).catch(report("Export failed")));
+
+  document.addEventListener("keydown", (event) => {
+    if (event.defaultPrevented || event.ctrlKey || event.metaKey || event.altKey) return;
+    const target = event.target;
+    if (target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement || (target instanceof HTMLElement && target.isContentEditable)) return;
+    const named = { 1: "chat", 2: "trajectory", 3: "context" }[event.key];
+    if (named) views.show(/** @type {any} */ (named), { hash: true });
+    else if (event.key === "/") search.focus();
+    else return;
+    event.preventDefault();
+  });
+
+  Object.assign(app.viewer, {
+    views,
+    search: (/** @type {string} */ text) => search.run(String(text)),
+    showView: async (/** @type {any} */ name) => { views.show(name, { hash: true }); await views.ready(); },
+    exportFile: runExport,
+  });
+
+  return {
+    views,
+    search,
+    /** After the chat applied an update from the worker. @param {any} update */
+    changed(update) {
+      if (update && typeof update.last === "number") last = update.last;
+      if (!update || !Array.isArray(update.nodes)) return;
+      views.changed();
+      search.refresh();
+    },
+    /** The URL changed (or the page opened): show the view it names. */
+    followHash() {
+      views.show(hashView());
+    },
+    /** A new window (file, page or session) replaces the last one. */
+    reset() {
+      last = -1;
+      views.changed();
+    },
+  };
+}

@@ -1,0 +1,235 @@
+// @ts-check
+// Loading flows: a page (loadPage), a local file (openFile), "Load older" (which keeps the reader's place) and the
+// page requests the journal asks for. Every update from the worker goes through applyUpdate.
+import { ownedBytes } from "./bridge.mjs";
+import { FIRST_SCREEN_MARGIN_PX, PAGE_SIZE } from "./config.mjs";
+import { els } from "./dom.mjs";
+import { fetchPage } from "./sessions.mjs";
+import { clearAlert, clearAlerts, progressEnd, progressStart, setAlert } from "./status.mjs";
+import { bridge, hooks, state, view } from "./runtime.mjs";
+
+/**
+ * An error from the worker: where it happened and what still shows.
+ * @typedef {{where: string, message: string, line: number | null, seq: number | null, text?: string, type?: string}} UpdateError
+ */
+
+/**
+ * The alert text for an update's error, naming the file (or session), the line and the seq when known.
+ * @param {UpdateError} error
+ * @returns {string}
+ */
+export function describeError(error) {
+  const name = state.mode === "live" ? `Session ${state.sessionId}` : state.fileName || "The file";
+  const at = [error.line ? `line ${error.line}` : "", error.seq !== null && error.seq !== undefined ? `seq ${error.seq}` : ""]
+    .filter(Boolean).join(", ");
+  const where = at ? `${name}, ${at}` : name;
+  switch (error.where) {
+    case "file": return `${where}: ${error.message}. Everything before it is shown.`;
+    case "page": return `${where}: ${error.message}. The page could not be shown.`;
+    case "live": return `${where}: ${error.text || error.message}. Reconnecting; the rows shown so far stay.`;
+    case "older": return `${where}: could not load older messages: ${error.text || error.message}. The rows shown stay.`;
+    default: return `${where}: ${error.text || error.message}`;
+  }
+}
+
+/** @param {UpdateError} error */
+function alertSource(error) {
+  return /** @type {import("./status.mjs").AlertSource} */ (
+    ["file", "page", "live", "older"].includes(error.where) ? error.where : "worker");
+}
+
+/**
+ * Applies one update from the worker: its nodes, its paging state, its error and warnings, its page requests.
+ * @param {any} update
+ * @param {{scroll?: "keep" | "end" | "follow"}} [options]
+ */
+export function applyUpdate(update, { scroll = "keep" } = {}) {
+  if (!update) return;
+  const wasAtEnd = view.atEnd();
+  if (Array.isArray(update.nodes)) {
+    view.apply(update);
+    hooks.changed(update);
+    els.welcome.hidden = true;
+  }
+  if (update.hasMore !== undefined) {
+    state.canLoadOlder = Boolean(update.canLoadOlder);
+    state.hasMore = Boolean(update.hasMore);
+    els.older.hidden = !update.hasMore;
+    els.older.disabled = !update.canLoadOlder;
+    showStats(update);
+  }
+  if (update.digest) state.digest = update.digest;
+  if (update.error) {
+    const also = update.warnings?.length ? ` Also: ${update.warnings.join("; ")}` : "";
+    setAlert(alertSource(update.error), describeError(update.error) + also);
+  } else if (update.warnings?.length) {
+    const name = state.fileName || state.sessionId || "The file";
+    setAlert("file", `${name}: ${update.warnings.join("; ")}. The rest is shown.`, "warning");
+  }
+  if (update.requests?.length) void answerRequests(update.requests);
+  if (scroll === "end" || (scroll === "follow" && wasAtEnd)) view.scrollToEnd();
+}
+
+/** @param {any} update */
+function showStats(update) {
+  const s = update.stats || {};
+  const shown = view.shownKeys().length;
+  const more = update.hasMore ? " · older history available" : "";
+  els.stats.textContent =
+    `${shown.toLocaleString()} rows · ${(s.records ?? 0).toLocaleString()} records · ${(s.inputs ?? 0).toLocaleString()} inputs${more}`;
+}
+
+/**
+ * Fetches the pages the journal asked for (gap repair, older pages) and hands them back.
+ * @param {{id: number, kind: string, through: number, before: number | null, maxMessages?: number}[]} requests
+ */
+export async function answerRequests(requests) {
+  for (const request of requests) {
+    if (!state.sessionId) continue;
+    let update;
+    try {
+      const bytes = await fetchPage(state.sessionId, {
+        through: request.through, before: request.before, maxMessages: request.maxMessages ?? PAGE_SIZE,
+      });
+      update = await bridge.json("answer", { requestId: request.id, bytes }, [bytes.buffer]);
+    } catch (err) {
+      update = await bridge.json("pageFailed", { requestId: request.id, reason: /** @type {Error} */ (err).message });
+    }
+    const apply = () => applyUpdate(update, { scroll: request.kind === "repair" ? "follow" : "keep" });
+    if (request.kind === "prepend") keepPlace(apply);
+    else apply();
+    if (update?.error?.where === "live") state.follow?.restart();
+  }
+}
+
+export async function renderFirstScreen() {
+  view.scrollToEnd();
+  await view.renderKeys(view.visibleKeys(FIRST_SCREEN_MARGIN_PX));
+  view.scrollToEnd();
+}
+
+/**
+ * @param {any} update
+ * @param {Record<string, unknown>} [extra]
+ */
+function summary(update, extra = {}) {
+  const s = update.stats || {};
+  return {
+    records: s.records ?? 0,
+    inputs: s.inputs ?? 0,
+    chatNodes: s.chatNodes ?? 0,
+    trajectoryNodes: s.trajectoryNodes ?? 0,
+    digest: update.digest ?? null,
+    ...extra,
+  };
+}
+
+/** Forgets what was shown: the rows, the alerts of the last load, the follow stream. */
+export function resetView() {
+  state.follow?.close();
+  state.follow = null;
+  state.sessionId = null;
+  state.fileName = null;
+  state.digest = null;
+  clearAlerts();
+  view.clear();
+  hooks.reset();
+  els.older.hidden = true;
+}
+
+/**
+ * Replaces the window with a SessionPage (its JSON bytes) and renders the first screen.
+ * @param {ArrayBuffer | ArrayBufferView | string} bytes
+ */
+export async function loadPage(bytes) {
+  resetView();
+  state.mode = "page";
+  state.fileName = "Page";
+  els.title.textContent = "Page";
+  els.title.title = "";
+  progressStart("Loading page…");
+  try {
+    const data = ownedBytes(bytes);
+    const t0 = performance.now();
+    const update = await bridge.json("loadPage", { bytes: data }, [data.buffer]);
+    const tRender = performance.now();
+    applyUpdate(update, { scroll: "end" });
+    if (update.error) throw new Error(describeError(update.error));
+    await renderFirstScreen();
+    const render = performance.now() - tRender;
+    const ms = { ...update.ms, render: Math.round(render * 1000) / 1000, total: Math.round((performance.now() - t0) * 1000) / 1000 };
+    return summary(update, { ms, digestMs: update.msDigest ?? null });
+  } finally {
+    progressEnd();
+  }
+}
+
+const SUPPORTED = /\.(jsonl|ndjson|jsonl\.zst|zst|sqlite|sqlite3|db)$/i;
+
+/**
+ * Opens a local .jsonl / .jsonl.zst file (read in slices by the worker) or a .sqlite / .db session.
+ * @param {Blob & {name?: string}} blob
+ * @param {{all?: boolean, maxMessages?: number, name?: string}} [options]
+ */
+export async function openFile(blob, { all = false, maxMessages = PAGE_SIZE, name } = {}) {
+  resetView();
+  state.mode = "file";
+  const fileName = name || blob.name || "session.jsonl";
+  state.fileName = fileName;
+  els.title.textContent = fileName;
+  els.title.title = fileName;
+  if (!SUPPORTED.test(fileName)) {
+    const text = `${fileName}: not a session log (the viewer opens .jsonl, .jsonl.zst and .sqlite/.db files). Nothing was read.`;
+    setAlert("file", text);
+    return summary({}, { error: { where: "file", message: text, line: null, seq: null }, warnings: [], file: null });
+  }
+  progressStart(`Reading ${fileName}…`);
+  try {
+    const t0 = performance.now();
+    const update = await bridge.json("openFile", { file: blob, all, maxMessages, name: fileName });
+    const tRender = performance.now();
+    applyUpdate(update, { scroll: "end" });
+    await renderFirstScreen();
+    const ms = { ...update.ms, render: performance.now() - tRender, total: performance.now() - t0 };
+    return summary(update, { ms, error: update.error ?? null, warnings: update.warnings ?? [], file: update.file ?? null });
+  } finally {
+    progressEnd();
+  }
+}
+
+/**
+ * Runs `change` (which adds rows above) and scrolls so that the first row in view stays where it was.
+ * @param {() => void} change
+ */
+export function keepPlace(change) {
+  const anchor = view.firstInView();
+  const top = anchor ? anchor.getBoundingClientRect().top : 0;
+  change();
+  if (anchor?.isConnected) window.scrollBy(0, anchor.getBoundingClientRect().top - top);
+}
+
+let loadingOlder = false;
+
+/** "Load older": prepends the previous page; the first row in view stays in place. */
+export async function loadOlder() {
+  if (!state.canLoadOlder || loadingOlder) return false;
+  loadingOlder = true;
+  els.older.disabled = true;
+  progressStart("Loading older messages…");
+  try {
+    const result = await bridge.json("older", { maxMessages: PAGE_SIZE });
+    clearAlert("older");
+    if (Array.isArray(result.nodes)) keepPlace(() => applyUpdate(result));
+    else if (result.requests) await answerRequests(result.requests);
+    else applyUpdate(result);
+    await view.renderKeys(view.visibleKeys(FIRST_SCREEN_MARGIN_PX));
+    return true;
+  } catch (err) {
+    setAlert("older", `Could not load older messages: ${/** @type {Error} */ (err).message}. The rows shown stay.`);
+    return false;
+  } finally {
+    loadingOlder = false;
+    progressEnd();
+    els.older.disabled = !state.canLoadOlder;
+  }
+}

@@ -1,0 +1,79 @@
+// @ts-check
+// Opening a served session: the follow stream (sessions.mjs) feeds the worker; the first snapshot renders the
+// first screen. A session picked before Python is ready is opened at once (the stream's frames wait in the
+// worker, in order) and the status line says "Starting Python…".
+import { OPEN_TIMEOUT_MS } from "./config.mjs";
+import { els } from "./dom.mjs";
+import { applyUpdate, renderFirstScreen, resetView } from "./flows.mjs";
+import { bridge, state } from "./runtime.mjs";
+import { Follow } from "./sessions.mjs";
+import { clearAlert, progressEnd, progressStart, setAlert, setLive, setQueued } from "./status.mjs";
+
+/**
+ * @param {string} id
+ * @param {{onOpened?: () => void}} [options] `onOpened` runs once the first snapshot is on screen
+ */
+export function openSession(id, { onOpened = () => {} } = {}) {
+  resetView();
+  state.mode = "live";
+  state.sessionId = id;
+  state.liveOpened = false;
+  els.title.textContent = id;
+  els.title.title = id;
+  document.dispatchEvent(new CustomEvent("session-opened", { detail: id }));
+  const waiting = !bridge.isReady;
+  if (waiting) setQueued(`session ${id}`);
+  progressStart(waiting ? "Starting Python…" : "Opening session…");
+  void bridge.call("reset").catch(() => {}); // forget the last file or page (its pager must not answer "Load older")
+  let opening = true;
+  const done = () => {
+    if (!opening) return;
+    opening = false;
+    progressEnd();
+  };
+  /** @type {Follow | null} */
+  let follow = null; // assigned below; its callbacks only run for the stream the page still shows
+  const current = () => follow !== null && state.follow === follow;
+  follow = new Follow(id, {
+    onState: (s, options) => { if (follow === null || current() || s === "closed") setLive(s, options); },
+    onFrames: async (frames) => {
+      let update;
+      try {
+        update = await bridge.json("frames", { frames }, frames.map((f) => f.buffer));
+      } catch (err) {
+        setAlert("worker", `Python failed on session ${id}: ${/** @type {Error} */ (err).message}. The rows shown stay.`);
+        done();
+        return;
+      }
+      if (!current()) return;
+      const first = !state.liveOpened;
+      state.liveOpened = true;
+      if (!update.error) clearAlert("live"); // recovered
+      if (update.sessionError) {
+        const e = update.sessionError;
+        const at = [e.line ? `line ${e.line}` : "", e.seq !== null && e.seq !== undefined ? `seq ${e.seq}` : ""]
+          .filter(Boolean).join(", ");
+        setAlert("session", `Session ${id}${at ? `, ${at}` : ""}: ${e.detail}. The valid part before it is shown.`);
+      }
+      applyUpdate(update, { scroll: first ? "end" : "follow" });
+      if (first) {
+        await renderFirstScreen();
+        done();
+        onOpened();
+      }
+      if (update.error?.where === "live") follow?.restart();
+    },
+    onFault: (fault) => {
+      const at = [fault.line ? `line ${fault.line}` : "", fault.seq !== null ? `seq ${fault.seq}` : ""].filter(Boolean).join(", ");
+      const next = fault.following ? "Following continues with the lines after it." : "Following stopped; the rows before it are shown.";
+      setAlert("live", `Session ${id}${at ? `, ${at}` : ""}: ${fault.detail}. ${next}`);
+      done();
+    },
+    onGone: () => {
+      setAlert("session", `Session ${id} does not exist on the server (unknown or deleted). Nothing more will be tried; pick another session.`);
+      done();
+    },
+  });
+  state.follow = follow;
+  setTimeout(done, OPEN_TIMEOUT_MS);
+}

@@ -1,0 +1,40 @@
+// @ts-check
+// The page's shared parts: the Python worker (bridge), the Chat view, and what is open now (state).
+import { Bridge } from "./bridge.mjs";
+import { TEST_MODE } from "./config.mjs";
+import { els } from "./dom.mjs";
+import { setAlert } from "./status.mjs";
+import { TranscriptView } from "./transcript.mjs";
+
+const workerUrl = new URL("./worker.mjs", import.meta.url);
+if (TEST_MODE) workerUrl.searchParams.set("test", "1");
+
+export const bridge = new Bridge(workerUrl);
+
+export const view = new TranscriptView(els.transcript, bridge, {
+  onError: (/** @type {Error} */ err) => setAlert("render", `Rendering failed in Python: ${err.message}. The rows already shown stay.`),
+});
+
+/**
+ * What is open now. `mode`: nothing, a page (loadPage), a local file or a served session.
+ * @type {{mode: "none" | "page" | "file" | "live", sessionId: string | null, fileName: string | null,
+ *         follow: import("./sessions.mjs").Follow | null, liveOpened: boolean, canLoadOlder: boolean,
+ *         hasMore: boolean, digest: string | null, pending: string | null}}
+ */
+export const state = {
+  mode: "none",
+  sessionId: null,
+  fileName: null,
+  follow: null,
+  liveOpened: false,
+  canLoadOlder: false,
+  hasMore: false,
+  digest: null,
+  pending: null, // a session id picked before Python was ready (the latest pick wins)
+};
+
+/**
+ * What the views, search, raw records and the Export menu (features.mjs) need to hear; app.mjs fills them in.
+ * @type {{changed: (update: any) => void, reset: () => void, followHash: () => void, eventsToggled: () => void}}
+ */
+export const hooks = { changed: () => {}, reset: () => {}, followHash: () => {}, eventsToggled: () => {} };

@@ -1,0 +1,190 @@
+// @ts-check
+// What the page tells the user: the status line (Python's boot stages), the one role="alert" element for every
+// error and warning, the live badge (with the retry countdown when offline) and the progress bar of a load.
+// State lives in these module variables, never in the DOM's text.
+import { BOOT_STAGES } from "./config.mjs";
+import { els } from "./dom.mjs";
+
+// --- the status line: Python's boot ------------------------------------------------------------------------------
+
+/** @typedef {"loading" | "ready" | "error"} BootState */
+
+/** @type {BootState} */
+let bootState = "loading";
+let queued = ""; // what waits for Python (shown as "Starting Python…")
+
+/** @returns {BootState} */
+export function bootStateNow() {
+  return bootState;
+}
+
+/**
+ * Shows a boot stage: `stage` is one of BOOT_STAGES (the one being worked on).
+ * @param {string} stage
+ * @param {string} text
+ */
+export function setBootStage(stage, text) {
+  const step = Math.max(0, BOOT_STAGES.indexOf(/** @type {any} */ (stage)));
+  els.bootSteps.max = BOOT_STAGES.length;
+  els.bootSteps.value = step;
+  els.bootSteps.hidden = false;
+  document.documentElement.dataset.bootStage = stage;
+  bootLine(`Starting Python: ${text} (step ${step + 1} of ${BOOT_STAGES.length})`);
+}
+
+/** @param {string} text */
+function bootLine(text) {
+  els.status.textContent = queued ? `${text} · ${queued} opens when it is ready` : text;
+  els.status.hidden = false;
+}
+
+/** Something waits for Python (a session or file the user picked before it was ready); "" when nothing does.
+ * @param {string} what */
+export function setQueued(what) {
+  queued = what;
+  if (bootState === "loading") {
+    els.status.textContent = what ? `Starting Python… ${what} opens when it is ready` : "Starting Python…";
+    els.status.hidden = false;
+  }
+}
+
+/** Python is ready: the status line goes away (the state stays on <html data-boot>). */
+export function bootReady() {
+  bootState = "ready";
+  queued = "";
+  document.documentElement.dataset.boot = "ready";
+  document.documentElement.dataset.bootStage = "ready";
+  els.bootSteps.value = BOOT_STAGES.length;
+  els.bootSteps.hidden = true;
+  els.status.textContent = "";
+  els.status.hidden = true;
+}
+
+/** @param {string} message */
+export function bootFailed(message) {
+  bootState = "error";
+  document.documentElement.dataset.boot = "error";
+  els.bootSteps.hidden = true;
+  els.status.textContent = "Python did not start: sessions can be listed but not shown.";
+  els.status.hidden = false;
+  setAlert("boot", `The viewer could not start Python: ${message}. Reload the page to try again.`);
+}
+
+// --- the alert: every error and warning, in one role="alert" element ------------------------------------------
+
+/** @typedef {"boot" | "worker" | "file" | "page" | "live" | "older" | "session" | "server" | "render" | "copy" | "replay" | "view"} AlertSource */
+/** @typedef {"error" | "warning"} AlertLevel */
+
+/** @type {Map<AlertSource, {text: string, level: AlertLevel}>} */
+const alerts = new Map();
+
+/**
+ * Shows (or replaces) the message of one source; an empty text clears it.
+ * @param {AlertSource} source
+ * @param {string} text
+ * @param {AlertLevel} [level]
+ */
+export function setAlert(source, text, level = "error") {
+  if (text) alerts.set(source, { text, level });
+  else alerts.delete(source);
+  renderAlerts();
+}
+
+/** @param {AlertSource} source */
+export function clearAlert(source) {
+  setAlert(source, "");
+}
+
+/** Clears every message except those of `keep` (the boot failure and the server's state outlive a load).
+ * @param {AlertSource[]} [keep] */
+export function clearAlerts(keep = ["boot", "server"]) {
+  for (const source of [...alerts.keys()]) if (!keep.includes(source)) alerts.delete(source);
+  renderAlerts();
+}
+
+/** @param {AlertSource} source */
+export function hasAlert(source) {
+  return alerts.has(source);
+}
+
+function renderAlerts() {
+  const items = [...alerts.entries()].map(([source, { text, level }]) => {
+    const p = document.createElement("p");
+    p.dataset.source = source;
+    p.dataset.level = level;
+    p.textContent = text;
+    return p;
+  });
+  els.alert.replaceChildren(...items);
+  els.alert.hidden = items.length === 0;
+  els.alert.dataset.level = [...alerts.values()].some((a) => a.level === "error") ? "error" : "warning";
+}
+
+// --- the live badge ------------------------------------------------------------------------------------------------
+
+/** @typedef {"connecting" | "live" | "reconnecting" | "offline" | "ended" | "stopped" | "closed"} LiveState */
+
+/** @type {ReturnType<typeof setInterval> | null} */
+let countdown = null;
+
+/**
+ * Shows the follow stream's state; `retryAt` (performance.now() ms) adds a countdown to the next try.
+ * @param {LiveState} state
+ * @param {{retryAt?: number}} [options]
+ */
+export function setLive(state, { retryAt } = {}) {
+  if (countdown !== null) clearInterval(countdown);
+  countdown = null;
+  els.live.dataset.state = state;
+  els.live.hidden = state === "closed";
+  if (state === "offline" && retryAt !== undefined) {
+    const tick = () => {
+      const left = Math.max(0, Math.ceil((retryAt - performance.now()) / 1000));
+      els.live.textContent = left > 0 ? `offline · retrying in ${left} s` : "offline · retrying…";
+    };
+    tick();
+    countdown = setInterval(tick, 250);
+  } else {
+    els.live.textContent = state;
+  }
+}
+
+// --- the progress bar of a load -------------------------------------------------------------------------------
+
+let busy = 0;
+
+/** @param {string} text */
+export function progressStart(text) {
+  busy += 1;
+  document.documentElement.dataset.busy = "1";
+  els.progress.hidden = false;
+  els.progressBar.removeAttribute("value");
+  els.progressText.textContent = text;
+}
+
+export function progressEnd() {
+  busy = Math.max(0, busy - 1);
+  if (busy === 0) {
+    els.progress.hidden = true;
+    delete document.documentElement.dataset.busy;
+  }
+}
+
+let progressTicks = 0;
+
+/** A progress message from the worker while it reads a local file.
+ * @param {{phase?: string, size?: number, bytes?: number, name?: string, lines?: number}} msg */
+export function fileProgress(msg) {
+  progressTicks += 1;
+  document.documentElement.dataset.progressTicks = String(progressTicks);
+  const mb = (/** @type {number} */ n) => (n / 1e6).toFixed(1);
+  if (msg.phase === "read" && msg.size) {
+    els.progressBar.max = msg.size;
+    els.progressBar.value = msg.bytes ?? 0;
+    els.progressText.textContent =
+      `Reading ${msg.name || "file"}: ${mb(msg.bytes ?? 0)} / ${mb(msg.size)} MB, ${(msg.lines || 0).toLocaleString()} lines`;
+  } else if (msg.phase === "fold") {
+    els.progressBar.removeAttribute("value");
+    els.progressText.textContent = "Assembling the transcript…";
+  }
+}
