@@ -111,6 +111,7 @@ def test_question_and_plan_review_rows() -> None:
     body = render_section(q, 0)
     assert "<li>Use &lt;CUDA&gt;?</li>" in body and "Answer" in body and "yes" in body
     plan = tool("exit_plan_mode", {"plan": "1. read\n2. edit"}, "User rejected the plan", error=True)
-    assert "exit_plan_mode: 1. read" in render_node(plan)
+    assert tool_summary("exit_plan_mode", json.dumps({"plan": "1. read\n2. edit"})) == "exit_plan_mode: 1. read"
+    assert "1. read</span>" in render_node(plan)
     body = render_section(plan, 0)
     assert "Plan" in body and "Rejected" in body and "User rejected the plan" in body
