@@ -19,7 +19,7 @@ from .definition import Context, Definition, Match, Reader, Role, Urgency, max_u
 from .errors import FOLD_FAULTS as _FAULTS
 from .errors import ConversationError, DefinitionError, InputFault, MatchOrderError, PackedStartError
 from .errors import EntryFault as _EntryFault
-from .folding import build_nodes, merge_matches, quarantine, store_location_data
+from .folding import build_nodes, entry_seq, match_seq, merge_matches, quarantine, store_location_data
 from .locations import BOUNDARY_TYPES, Coord, LocationIndex
 from .records import ChunksRecord, EventRecord, member_count, record_range
 from .views import FlushResult, ViewUpdate
@@ -405,7 +405,7 @@ class ConversationAssembler:
         first, last = record_range(row)
         n = len(old)
         window = self._window
-        i = bisect_left(window, first, key=_entry_seq)
+        i = bisect_left(window, first, key=entry_seq)
         if (not old or record_range(old[0])[0] != first or record_range(old[-1])[1] != last
                 or any(a is not b for a, b in zip(window[i:i + n], old, strict=False)) or len(window) < i + n):
             return False
@@ -414,7 +414,7 @@ class ConversationAssembler:
         turn: Any = row.event.data.turn  # a JS number: 1.0 finds turn 1
         for ctx in self._by_turn.get(turn, {}).values():
             ms = ctx.matches
-            a, b = bisect_left(ms, first, key=_match_seq), bisect_right(ms, last, key=_match_seq)
+            a, b = bisect_left(ms, first, key=match_seq), bisect_right(ms, last, key=match_seq)
             if a == b:
                 continue
             if b - a != n or any(m is ctx.start or m.seq != e.event.seq or m.coord != ms[a].coord
@@ -496,10 +496,3 @@ class ConversationAssembler:
         self._pending = False
         return result
 
-
-def _entry_seq(entry: Entry) -> int:
-    return entry.event.seq
-
-
-def _match_seq(m: Match) -> int:
-    return m.seq

@@ -6,13 +6,14 @@ failed on (issue 9 item 5). Pure and sans-I/O.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from .definition import Context, Match
 from .errors import FOLD_FAULTS, DefinitionError, EntryFault, InputFault, MatchOrderError
 from .locations import LocationIndex, StepLocation, TurnLocation
 from .views import LocationData, ViewNode
 
-__all__ = ["build_nodes", "store_location_data", "merge_matches", "quarantine"]
+__all__ = ["build_nodes", "store_location_data", "merge_matches", "quarantine", "entry_seq", "match_seq"]
 
 
 def build_nodes(build: Iterable[Context], views: Iterable[str], full: bool) -> dict[str, list[ViewNode]]:
@@ -103,3 +104,13 @@ def quarantine(fault: EntryFault, quarantined: set[int], faults: list[InputFault
         quarantined.add(seq)
         faults.append(InputFault(seq, fault.etype, f"{fault.etype} event not understood ({what}); "
                                                     "shown as a raw event"))
+
+
+def entry_seq(entry: Any) -> int:
+    """An entry's first seq (a sort and bisect key)."""
+    return int(entry.event.seq)
+
+
+def match_seq(m: Match) -> int:
+    """A Match's seq (a sort and bisect key)."""
+    return m.seq

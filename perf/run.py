@@ -65,6 +65,8 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     # Whole processes: ``assemble --all`` of the packed page, packed vs scalar (about a minute).
     Benchmark("process", "perf.bench_process", (),
               ("--runs", "4", "--deltas", "4000", "--repeat", "2", "--scalar-repeat", "2"), checks=("same_digest",)),
+    # Peak RSS of stats/pack/assemble on the unpacked 61 MB and 612 MB logs, and of serve (several minutes).
+    Benchmark("memory", "perf.bench_memory", (), ("--skip-big", "--deltas", "4000"), checks=("ok",)),
     # A viewer following 400,000 live deltas with and without live repacking (two subprocesses, a few minutes).
     Benchmark("live", "perf.bench_live", (), ("--deltas", "4000", "--no-tracemalloc"), checks=("same_view",)),
     # Chromium + Pyodide over the built site (needs ``make build``); its own ``checks`` are collected.

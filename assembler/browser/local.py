@@ -70,12 +70,11 @@ class FileLoad:
             self.sqlite += data
         elif self.zstd is not None:
             try:
-                chunk = self.zstd.feed(data)
-            except ZstdStreamError as exc:  # everything before the damage was returned by the earlier feeds
+                for chunk in self.zstd.pieces(data):  # bounded pieces, each parsed before the next
+                    self.loader.feed(chunk)
+            except ZstdStreamError as exc:  # everything before the damage was parsed already
                 self.failure = str(exc)
                 return
-            if chunk:
-                self.loader.feed(chunk)
         else:
             self.loader.feed(data)
         self._repack()

@@ -9,10 +9,9 @@ per node, by ``render`` (DESIGN rule 8).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import msgspec
@@ -39,6 +38,7 @@ from ..records import (
 from ..render.texts import tool_texts
 from ..transcript import by_anchor, canonical_json, current_transcript, summarize, transcript
 from ..views import FlushResult, ToolData, ViewNode, hidden_by_default
+from .guard import CallOrderError, guarded
 from .local import FileLoad
 from .rowtext import plain_text
 from .search import SearchIndex
@@ -58,10 +58,6 @@ __all__ = [
     "Viewer",
     "VIEWER",
 ]
-
-
-class CallOrderError(RuntimeError):
-    """An entry point called out of order (``file_feed`` before ``file_begin``): the worker's bug, raised."""
 
 
 class Viewer(ViewsMixin):
@@ -453,32 +449,9 @@ class Viewer(ViewsMixin):
         return encode_json({"key": None if best is None else best.key, "inWindow": in_window})
 
 
-def _guard(name: str, method: Callable[..., bytes]) -> Callable[..., bytes]:
-    """``method`` that never lets an unexpected Python exception (``TypeError``, ``RecursionError``, ...) out: the
-    page gets ``{"error": {..., "internal": true}}`` beside what is still shown. Calls out of order and
-    ``AssemblerError`` (a Definition breaking its contract) still raise."""
-
-    @functools.wraps(method)
-    def entry(self: Viewer, *args: Any, **kwargs: Any) -> bytes:
-        try:
-            return method(self, *args, **kwargs)
-        except (CallOrderError, AssemblerError):
-            raise  # a call out of order, or a Definition breaking its contract: the worker reports what it raised
-        except Exception as exc:  # the last line of defence of the worker
-            error = {**error_value(exc, name), "internal": True}
-            try:
-                update = self._update(False, [], [])
-            except Exception:
-                update = {}
-            update["error"] = error
-            return encode_json(update)
-
-    return entry
-
-
 for _name in ("load_page", "apply_frames", "request_older", "answer_page", "page_failed", "file_feed",
               "file_finish", "render", "render_more", "render_section", "find_seq"):
-    setattr(Viewer, _name, _guard(_name, getattr(Viewer, _name)))
+    setattr(Viewer, _name, guarded(_name, getattr(Viewer, _name)))
 
 
 def _journal() -> Journal[HistoryRecord]:

@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from ..errors import AssemblerError
-from ._common import fail, load, warn_faults
+from ._common import fail, report_problems, stream, warn_faults
 from ._output import error, write_stdout
 
 __all__ = ["register", "cmd_assemble"]
@@ -35,17 +35,28 @@ def register(sub: Any) -> None:
 def cmd_assemble(args: argparse.Namespace) -> int:
     from definitions import default_definitions
 
+    from ..chunk_rows import repack_records
     from ..history import MessageIndex
     from ..transcript import assemble_checked, canonical_json, digest
 
     if args.max_messages is not None and args.max_messages < 1:
         return fail("--max-messages must be >= 1", 2)
-    result = load(args.file, strict=args.strict)
-    if result is None or result.header is None:
+    source = stream(args.file, strict=args.strict)
+    if source is None:
+        return 1
+    try:
+        # Packed mode folds rows: deltas are packed while the file streams by (packed = scalar, DESIGN rule 2), so
+        # an unpacked log is never held as one object per delta.
+        records = list(source) if args.mode == "scalar" else list(repack_records(source))
+    finally:
+        report_problems(args.file, source.result)
+    result = source.result
+    if result.header is None:
         return 1
     max_messages = None if args.all else args.max_messages
     try:
-        page = MessageIndex(result.records).session_page(None, None, max_messages, scalar=args.mode == "scalar")
+        page = MessageIndex(records).session_page(None, None, max_messages, scalar=args.mode == "scalar")
+        del records
         value, faults = assemble_checked(page.records, page.hasMore, default_definitions())
         out = canonical_json(value)
     except AssemblerError as exc:

@@ -26,6 +26,8 @@ def register(sub: Any) -> None:
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME[:PORT]",
                    help="also answer requests whose Host is NAME (any port) or NAME:PORT; repeatable (default: "
                         "only localhost, 127.0.0.1, [::1] and the bound address, on the bound port)")
+    p.add_argument("--cache", type=int, default=64, metavar="MB",
+                   help="file megabytes of parsed sessions kept for pages (default 64; least recently used evicted)")
     p.set_defaults(func=cmd_serve)
 
 
@@ -52,7 +54,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         app = create_app(args.paths or ["."], static_dir=args.static, serve_static=not args.no_static,
                          poll_interval=args.poll, allowed_hosts=args.allow_host, bound_host=host,
-                         max_line_bytes=max_line_bytes())
+                         max_line_bytes=max_line_bytes(), cache_bytes=max(0, args.cache) << 20)
     except ValueError as exc:  # a malformed --allow-host
         sock.close()
         sys.stderr.write(f"transcript-assembler: --allow-host: {exc}\n")

@@ -27,7 +27,7 @@ from .confine import open_in_root
 from .csp import CSP, SecurityHeaders, viewer_csp
 from .hosts import HostCheck
 from .listing import session_entry, sort_entries
-from .registry import SessionRegistry
+from .registry import DEFAULT_CACHE_BYTES, SessionRegistry
 from .responses import EXCEPTION_HANDLERS, json_response
 from .sse import EventStreamResponse
 
@@ -85,22 +85,19 @@ async def list_sessions(request: Request) -> Response:
     """Every session under the roots, newest activity first (the entry contract: ``listing.py``)."""
     registry: SessionRegistry = request.app.state.registry
     out = []
-    for sid, path in (await run_in_threadpool(registry.scan)).items():
-        source = registry.lookup(sid)
+    for sid, meta in await registry.listing():  # per-file metadata, refreshed in a thread; no records kept
         try:
-            await source.update()
-            size = source.bytes_read if not source.compressed else os.stat(path).st_size
-            entry = session_entry(sid, path, facts=source.facts, event_count=source.index.event_count,
-                                  problem=source.problem(), size=size)
-            out.append({**entry, **_lineage(source)})
+            entry = session_entry(sid, meta.path, facts=meta.facts, event_count=meta.event_count,
+                                  problem=meta.problem, size=meta.size)
         except OSError:
             continue
+        out.append({**entry, **_lineage(meta)})
     return json_response({"sessions": sort_entries(out)})
 
 
 async def session_page(request: Request) -> Response:
     registry: SessionRegistry = request.app.state.registry
-    source = registry.lookup(request.path_params["sid"])
+    source = await registry.find(request.path_params["sid"])
     through = _int_param(request, "throughSeq", -1)
     before = _int_param(request, "beforeSeq", 0)
     max_messages = _int_param(request, "maxMessages", 1)
@@ -112,6 +109,7 @@ async def session_page(request: Request) -> Response:
         check_page_request(through, before, max_messages, last)
         value = await run_in_threadpool(source.index.page, through, before, max_messages)
         fault = source.fault()
+    registry.trim()
     headers = None
     if fault is not None:
         value["error"] = fault
@@ -121,7 +119,7 @@ async def session_page(request: Request) -> Response:
 
 async def session_follow(request: Request) -> Response:
     registry: SessionRegistry = request.app.state.registry
-    source = registry.lookup(request.path_params["sid"])
+    source = await registry.find(request.path_params["sid"])
     max_messages = _int_param(request, "maxMessages", 1)
     check_max_messages(DEFAULT_MAX_MESSAGES if max_messages is None else max_messages)
     last_event_id = request.headers.get("last-event-id")
@@ -136,7 +134,7 @@ async def session_follow(request: Request) -> Response:
 async def session_raw(request: Request) -> Response:
     """The file as stored, from a descriptor checked against its root (``confine.open_in_root``)."""
     registry: SessionRegistry = request.app.state.registry
-    source = registry.lookup(request.path_params["sid"])
+    source = await registry.find(request.path_params["sid"])
     media = ("application/zstd" if source.compressed else "application/vnd.sqlite3" if source.database
              else "application/x-ndjson")
     stream = await run_in_threadpool(open_in_root, source.path, source.root)
@@ -159,13 +157,15 @@ async def session_raw(request: Request) -> Response:
 
 def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.PathLike[str] | None = None,
                serve_static: bool = True, poll_interval: float = 0.2, allowed_hosts: Sequence[str] = (),
-               bound_host: str | None = None, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Starlette:
+               bound_host: str | None = None, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+               cache_bytes: int = DEFAULT_CACHE_BYTES) -> Starlette:
     """The Starlette app serving ``roots`` (session files and folders). ``static_dir`` (default ``build/site``) is
     served at ``/`` when it exists. ``app.state.registry`` is the ``SessionRegistry``.
 
     Requests must name this server in ``Host`` (``hosts.HostCheck``): ``localhost``, ``127.0.0.1``, ``[::1]`` or
     ``bound_host`` on the port they arrived at, or a name in ``allowed_hosts`` (``NAME`` or ``NAME:PORT``); any
-    other is 421. A log line longer than ``max_line_bytes`` stops that file's parse with an error naming it."""
+    other is 421. A log line longer than ``max_line_bytes`` stops that file's parse with an error naming it; parsed
+    sessions kept for pages hold at most ``cache_bytes`` of file bytes (least recently used evicted)."""
     routes: list[Any] = [
         Route("/api/sessions", list_sessions),
         Route("/api/sessions/{sid:path}/page", session_page),
@@ -180,5 +180,5 @@ def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.
     app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS))
     app.add_middleware(HostCheck, allowed=list(allowed_hosts), bound=bound_host)
     app.add_middleware(SecurityHeaders, csp=csp)  # outermost: a 421 carries the security headers too
-    app.state.registry = SessionRegistry(roots, poll_interval, max_line_bytes=max_line_bytes)
+    app.state.registry = SessionRegistry(roots, poll_interval, max_line_bytes=max_line_bytes, cache_bytes=cache_bytes)
     return app

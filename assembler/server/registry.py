@@ -5,23 +5,39 @@ Rules: an id is only ever looked up among the scanned files, so it can never rea
 absolute ids and symlinks resolving outside a root are refused with 404). Each source knows its root, and every
 open checks the file against it again (``confine.open_in_root``): a file swapped for a symlink after the scan is
 refused (403), never served.
+
+Memory and the event loop (issue 9 items 14, 15): the session list is built from per-file metadata
+(``catalog``), never from records; the parsed sessions pages come from are an LRU cache bounded by ``cache_bytes``
+of file bytes (a followed session is never evicted). An unknown id rescans the roots in a worker thread, at most
+once per ``RESCAN_INTERVAL`` seconds, shared by the requests waiting for it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
 from starlette.exceptions import HTTPException
 
 from ..logfile import DEFAULT_MAX_LINE_BYTES
+from .catalog import Catalog, FileMeta
 from .source import SessionSource
 
 __all__ = [
     "SessionRegistry",
     "session_id_is_safe",
+    "RESCAN_INTERVAL",
+    "DEFAULT_CACHE_BYTES",
 ]
+
+RESCAN_INTERVAL = 1.0
+"""Seconds between two rescans of the roots for an unknown id."""
+DEFAULT_CACHE_BYTES = 64 << 20
+"""File bytes of parsed sessions kept for pages (``serve --cache MB``)."""
 
 _SUFFIXES = (".jsonl.zst", ".jsonl", ".sqlite", ".sqlite3", ".db")
 
@@ -54,8 +70,12 @@ class SessionRegistry:
     """
 
     def __init__(self, roots: Sequence[str | os.PathLike[str]], poll_interval: float = 0.2, *,
-                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, cache_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         self.max_line_bytes = max_line_bytes
+        self.cache_bytes = cache_bytes
+        self.catalog = Catalog(max_line_bytes)
+        self._last_rescan = -RESCAN_INTERVAL  # the last scan an unknown id caused (listing and start-up do not count)
+        self._scan_lock: asyncio.Lock | None = None
         self.roots: list[tuple[str, Path]] = []
         labels: set[str] = set()
         for root in roots:
@@ -67,7 +87,7 @@ class SessionRegistry:
             labels.add(label)
             self.roots.append((label, path))
         self.poll_interval = poll_interval
-        self.sources: dict[Path, SessionSource] = {}
+        self.sources: OrderedDict[Path, SessionSource] = OrderedDict()  # least recently used first
         self._ids: dict[str, Path] = {}
         self._root_of: dict[Path, Path] = {}  # scanned file -> the root it was found under (checked at each open)
         self.scan()
@@ -100,10 +120,22 @@ class SessionRegistry:
                     root_of.setdefault(resolved, root)
         self._ids = ids
         self._root_of = root_of
+        self.catalog.keep_only(root_of)
         return ids
 
-    def lookup(self, session_id: str) -> SessionSource:
-        """The source for ``session_id``.
+    async def rescan(self) -> dict[str, Path]:
+        """Scan the roots again in a worker thread, unless that was done less than ``RESCAN_INTERVAL`` ago;
+        concurrent callers share one scan."""
+        if self._scan_lock is None:
+            self._scan_lock = asyncio.Lock()
+        async with self._scan_lock:
+            if time.monotonic() - self._last_rescan >= RESCAN_INTERVAL:
+                self._last_rescan = time.monotonic()
+                await asyncio.to_thread(self.scan)
+        return self._ids
+
+    async def find(self, session_id: str) -> SessionSource:
+        """The source for ``session_id``; an unknown id first waits for a (rate-limited) rescan in a thread.
 
         Raises:
             HTTPException: 404 when the id is unsafe or unknown.
@@ -112,14 +144,63 @@ class SessionRegistry:
             raise HTTPException(404, f"unknown session {session_id!r}")
         path = self._ids.get(session_id)
         if path is None:
+            path = (await self.rescan()).get(session_id)
+        if path is None or not path.is_file():
+            raise HTTPException(404, f"unknown session {session_id!r}")
+        return self._source(path)
+
+    def lookup(self, session_id: str) -> SessionSource:
+        """``find`` for a caller outside the event loop (the scan runs here, at most once per interval).
+
+        Raises:
+            HTTPException: 404 when the id is unsafe or unknown.
+        """
+        if not session_id_is_safe(session_id):
+            raise HTTPException(404, f"unknown session {session_id!r}")
+        path = self._ids.get(session_id)
+        if path is None and time.monotonic() - self._last_rescan >= RESCAN_INTERVAL:
+            self._last_rescan = time.monotonic()
             path = self.scan().get(session_id)
         if path is None or not path.is_file():
             raise HTTPException(404, f"unknown session {session_id!r}")
+        return self._source(path)
+
+    def _source(self, path: Path) -> SessionSource:
         source = self.sources.get(path)
         if source is None:
             source = self.sources[path] = SessionSource(path, self.poll_interval, root=self._root_of[path],
                                                          max_line_bytes=self.max_line_bytes)
+        self.sources.move_to_end(path)
         return source
+
+    def trim(self) -> None:
+        """Evict least recently used sessions until the parsed ones hold at most ``cache_bytes`` of file bytes; a
+        followed or busy session, and the most recent one, stay."""
+        total = sum(s.bytes_read for s in self.sources.values())
+        for path, source in list(self.sources.items())[:-1]:
+            if total <= self.cache_bytes:
+                break
+            if source.subscribers or source.lock.locked():
+                continue
+            total -= source.bytes_read
+            del self.sources[path]
+
+    async def listing(self) -> list[tuple[str, FileMeta]]:
+        """Every session with its metadata, brought up to date in a worker thread (records are not kept)."""
+        ids = await asyncio.to_thread(self.scan)
+
+        def refresh() -> list[tuple[str, FileMeta]]:
+            out = []
+            for sid, path in ids.items():
+                meta = self.catalog.meta(path, self._root_of[path])
+                try:
+                    meta.refresh_sync()
+                except OSError:
+                    continue
+                out.append((sid, meta))
+            return out
+
+        return await asyncio.to_thread(refresh)
 
     def active_watchers(self) -> int:
         """Watcher tasks still running (0 when no one follows)."""

@@ -4,7 +4,10 @@ the ``Follower`` outboxes its polling watcher feeds while anyone follows it.
 Rules: a growing ``.jsonl`` file is polled and only its new bytes are parsed; each appended storage record reaches
 followers as its member events, one ``event`` frame each, never packed. A ``.jsonl.zst`` file is re-read whole when
 it changes and never followed live, and so is a SQLite session (``.sqlite``, ``.sqlite3``, ``.db``, read by
-``store.sqlite.read_sqlite``). State changes only under the source's ``lock``.
+``store.sqlite.read_sqlite``). A file rewritten in place (``identity``: another inode, shorter than what was read, or
+its first KiB or the KiB before the read offset changed) is read again from the start, and each follower gets a fresh
+snapshot frame marked ``"rewritten": true``; stale records and a stale fault are never kept. Files are read in
+bounded pieces. State changes only under the source's ``lock``.
 """
 
 from __future__ import annotations
@@ -20,13 +23,15 @@ from starlette.concurrency import run_in_threadpool
 
 from ..chunk_rows import expand_records, is_storage_row
 from ..errors import AssemblerError, SessionFileError
-from ..history import MessageIndex
+from ..history import DEFAULT_MAX_MESSAGES, MessageIndex
 from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult, LogLoader
 from ..records import StorageRecord, encode
 from ..store import zstd
 from ..store.jsonl import read_stream
 from ..store.sqlite import is_sqlite_path
+from .catalog import READ_PIECE
 from .confine import open_in_root
+from .identity import Identity, compare, identity_of
 from .listing import SessionFacts
 
 __all__ = [
@@ -43,9 +48,10 @@ _MAX_FOLLOWER_BUFFER = 32 << 20
 class Follower:
     """One follow stream's outbox: encoded SSE frames waiting to be sent, and a wake-up event."""
 
-    __slots__ = ("chunks", "size", "wake", "closed")
+    __slots__ = ("chunks", "size", "wake", "closed", "max_messages")
 
-    def __init__(self) -> None:
+    def __init__(self, max_messages: int = DEFAULT_MAX_MESSAGES) -> None:
+        self.max_messages = max_messages  # of the snapshot a rewrite of the file sends
         self.chunks: list[bytes] = []
         self.size = 0
         self.wake = asyncio.Event()
@@ -110,7 +116,7 @@ class SessionSource:
         self.facts = SessionFacts()  # what the session list says about it (listing.py)
         self._loader = LogLoader(max_line_bytes=self.max_line_bytes)
         self._offset = 0
-        self._stat: tuple[int, int, int] | None = None
+        self._identity: Identity | None = None
 
     @property
     def bytes_read(self) -> int:
@@ -127,37 +133,41 @@ class SessionSource:
             OSError: the file cannot be read.
         """
         with open_in_root(self.path, self.root) as stream:
-            st = os.fstat(stream.fileno())
-            stat = (st.st_ino, st.st_size, st.st_mtime_ns)
-            if self.compressed or self.database:
-                if stat == self._stat:
-                    return [], False
-                reset = self._stat is not None
+            fd = stream.fileno()
+            change = compare(self._identity, fd)
+            if change == "unchanged":
+                return [], False
+            whole = self.compressed or self.database
+            reset = self._identity is not None and (change == "rewritten" or whole)
+            if change == "rewritten" or whole:
                 self._reset()
-                self._stat = stat
+            if whole:
                 if self.database:
                     result = _read_database(self.path)
-                    self._offset = st.st_size
                 else:
                     result = read_stream(stream, source=str(self.path), compressed=True,
                                          max_line_bytes=self.max_line_bytes)
                 self._absorb(result.records)
                 self.header, self.error, self.warnings = result.header, result.error, result.warnings
+                self._offset = os.fstat(fd).st_size
+                self._identity = identity_of(fd, self._offset)
                 return [], reset
-            reset = False
-            if self._stat is not None and (st.st_ino != self._stat[0] or st.st_size < self._offset):
-                self._reset()
-                reset = True
-            self._stat = stat
-            if st.st_size == self._offset:
-                return [], reset
-            stream.seek(self._offset)
-            data = stream.read()
-        self._offset += len(data)
-        return self._feed(data), reset
+            new: list[StorageRecord] = []
+            offset = self._offset
+            while True:
+                piece = os.pread(fd, READ_PIECE, offset)
+                if not piece:
+                    break
+                offset += len(piece)
+                new += self._feed(piece)
+            self._offset = offset
+            self._identity = identity_of(fd, offset)
+        return new, reset
 
     def _feed(self, data: bytes) -> list[StorageRecord]:
         """Parse new bytes (the parser carries a partial last line until its newline arrives)."""
+        if self._loader.result.error is not None:
+            return []
         added = self._loader.feed(data)
         result = self._loader.result
         self.header = result.header
@@ -197,9 +207,9 @@ class SessionSource:
         had_error = self.error is not None
         new, reset = await run_in_threadpool(self.refresh_sync)
         if reset:
+            # Rewritten in place: every follower starts over from a fresh snapshot of what the file holds now.
             for follower in list(self.subscribers):
-                follower.close()
-            self.subscribers.clear()
+                follower.push(await self._snapshot_frame(follower.max_messages, rewritten=True))
             return
         if new and self.subscribers:
             chunk = await run_in_threadpool(event_frames, expand_records(new))
@@ -236,18 +246,24 @@ class SessionSource:
         """Register ``follower`` and return its snapshot frame; no event can fall between the two."""
         async with self.lock:
             await self._update_locked()
-            header = self.header or {}
-            value = await run_in_threadpool(self.index.snapshot, header, max_messages)
-            fault = self.fault()
-            if fault is not None:
-                value["error"] = fault
-            frame = b"id: %d\ndata: %s\n\n" % (value["cursor"], encode(value)) if value["cursor"] >= 0 else (
-                b"data: %s\n\n" % encode(value))
+            frame = await self._snapshot_frame(max_messages)
+            follower.max_messages = max_messages
             if not (self.compressed or self.database):
                 self.subscribers.add(follower)
                 if self.watcher is None or self.watcher.done():
                     self.watcher = asyncio.get_running_loop().create_task(self._watch(), name=f"watch {self.path}")
             return frame
+
+    async def _snapshot_frame(self, max_messages: int, *, rewritten: bool = False) -> bytes:
+        """The SSE snapshot frame of the file as parsed now (under ``lock``)."""
+        value = await run_in_threadpool(self.index.snapshot, self.header or {}, max_messages)
+        fault = self.fault()
+        if fault is not None:
+            value["error"] = fault
+        if rewritten:
+            value["rewritten"] = True
+        data = encode(value)
+        return b"id: %d\ndata: %s\n\n" % (value["cursor"], data) if value["cursor"] >= 0 else b"data: %s\n\n" % data
 
     def unsubscribe(self, follower: Follower) -> None:
         """Forget ``follower``; the watcher stops with the last one."""

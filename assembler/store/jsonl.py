@@ -78,7 +78,11 @@ def read_stream(raw: IO[bytes], *, source: str, compressed: bool, strict: bool =
                 break
             done += n
             chunk = view[:n]
-            loader.feed(chunk if decoder is None else decoder.feed(chunk))
+            if decoder is None:
+                loader.feed(chunk)
+            else:
+                for piece in decoder.pieces(chunk):  # bounded pieces, each parsed before the next is decoded
+                    loader.feed(piece)
             if progress is not None:
                 progress(done, total)
     except zstd.ZstdStreamError as exc:
@@ -161,6 +165,7 @@ class SessionStream:
             self._done = 0
             self._progress = progress
             self._parser = LogParser(strict=strict, max_line_bytes=max_line_bytes)
+            self._pieces: Iterator[bytes] = iter(())
             self._gen = self._records()
             self._first: list[StorageRecord] = []
             for record in self._gen:  # the header comes first: parse until it is known
@@ -179,8 +184,17 @@ class SessionStream:
         self._first = []
         yield from self._gen
 
+    def _next_piece(self) -> bool:
+        """Feed the parser the next decoded piece of the last compressed read; False when there is none."""
+        for piece in self._pieces:
+            self._parser.feed(piece)
+            return True
+        return False
+
     def _more(self) -> bool:
         """Feed the parser the next piece of the file; False at its end (or at damage, kept in ``result``)."""
+        if self._next_piece():
+            return True
         n = self._raw.readinto(self._buffer)
         if not n:
             if self._decoder is not None:
@@ -188,7 +202,11 @@ class SessionStream:
             return False
         self._done += n
         chunk = memoryview(self._buffer)[:n]
-        self._parser.feed(chunk if self._decoder is None else self._decoder.feed(chunk))
+        if self._decoder is None:
+            self._parser.feed(chunk)
+        else:
+            self._pieces = self._decoder.pieces(bytes(chunk))
+            self._next_piece()
         if self._progress is not None:
             self._progress(self._done, self._total)
         return True

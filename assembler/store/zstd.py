@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import IO, Any, Final, cast
 
@@ -38,6 +38,11 @@ except ImportError:  # CPython 3.11-3.13
 
 _READ_SIZE: Final = 64 << 10
 """Compressed bytes per read in ``ZstdReader``: bounds one decode's output (a log compressing 80x gives 5 MB)."""
+
+PIECE_IN: Final = 512
+"""Compressed bytes per ``ZstdDecoder.pieces`` slice: at most about 16 MiB of output (a zstd RLE block of 4 bytes
+can stand for 128 KiB)."""
+
 
 class ZstdStreamError(AssemblerError):
     """A zstd stream is damaged. ``offset``: compressed bytes read when it was found; ``line``: complete lines
@@ -148,6 +153,16 @@ class ZstdDecoder:
             else:
                 chunk = b""
         return self._emit(out)
+
+    def pieces(self, data: bytes | bytearray | memoryview) -> Iterator[bytes]:
+        """``feed`` in slices of at most ``PIECE_IN`` compressed bytes, yielding each non-empty output: a highly
+        compressed read comes out in bounded pieces (a zstd block expands at most about 32,000 times, so a piece is
+        at most about 16 MiB), never all at once. Consume each piece before taking the next."""
+        view = memoryview(data)
+        for start in range(0, len(view), PIECE_IN):
+            out = self.feed(view[start:start + PIECE_IN])
+            if out:
+                yield out
 
     def _fail(self, reason: str) -> None:
         start = self._frame_start

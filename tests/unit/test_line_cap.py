@@ -78,3 +78,19 @@ def test_server_reports_a_line_over_its_cap(tmp_path: Path) -> None:
     page = client.get("/api/sessions/long/page")
     assert page.status_code == 200 and len(page.json()["records"]) == 1
     assert "line 3: line is longer than 4096 bytes" in page.headers["X-Session-Error"]
+
+
+def test_zstd_decodes_in_bounded_pieces_and_a_bomb_line_hits_the_cap(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from assembler.store import zstd
+
+    text = HEADER + b'{"type":"a","seq":0,"time":0,"data":"' + b"x" * (64 << 20) + b'"}\n'
+    packed = zstd.compress(text)
+    assert len(packed) < (64 << 20) // 100  # a bomb: a small file, a huge line
+    pieces = list(zstd.ZstdDecoder(lines=True).pieces(packed))
+    assert b"".join(pieces) == text and len(pieces) > 4
+    assert max(map(len, pieces)) <= (64 << 20) // 4  # never the whole stream at once
+    path = tmp_path / "bomb.jsonl.zst"
+    path.write_bytes(packed)
+    assert main(["stats", str(path), "--max-line-bytes", "1M"]) == 1
+    assert f"{path}:2: error: line is longer than 1048576 bytes" in capsys.readouterr().err
