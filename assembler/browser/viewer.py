@@ -49,6 +49,7 @@ from .updates import (
     error_value,
     node_meta,
     request_value,
+    restyled,
 )
 from .view_api import ViewsMixin
 
@@ -137,38 +138,11 @@ class Viewer(ViewsMixin):
                 self.revs.pop(key, None)
         else:
             self.chat.update((n.key, n) for n in chat.nodes)
-        nodes = list(chat.nodes) if chat.replace else self._restyled(chat.nodes)
+        nodes = list(chat.nodes) if chat.replace else restyled(self.chat, self._rendered_context, chat.nodes)
         for node in nodes:
             self._rev += 1
             self.revs[node.key] = self._rev
         return chat.replace, nodes, removed
-
-    def _restyled(self, upserted: Sequence[ViewNode]) -> list[ViewNode]:
-        """The upserted nodes plus the rendered ones whose HTML depends on them through the render context: the old
-        first row of a turn that an older row now precedes (it drops its "Turn N" divider), and the interrupted steps
-        of a turn that now has an interruption notice (they drop their own "Interrupted"). O(upserted) but for an
-        interruption notice, which scans the window once."""
-        context = self._rendered_context
-        if context is None:
-            return list(upserted)
-        firsts = {turn: key for key, turn in context.turn_first_keys.items()}
-        out = list(upserted)
-        seen = {n.key for n in upserted}
-        for n in upserted:
-            turn = n.location.turn
-            if type(turn) is not int or hidden_by_default(n):
-                continue
-            old = self.chat.get(firsts.get(turn, ""))
-            if old is not None and old.key not in seen and n.anchorSeq < old.anchorSeq:
-                out.append(old)
-                seen.add(old.key)
-            if n.kind == "turn-notice" and getattr(n.data, "kind", None) == "interrupted" and \
-                    turn not in context.interrupted_turns:
-                for m in self.chat.values():
-                    if m.kind == "assistant-step" and m.location.turn == turn and m.key not in seen:
-                        out.append(m)
-                        seen.add(m.key)
-        return out
 
     def _update(self, replace: bool, changed: Sequence[ViewNode], removed: Sequence[str],
                 requests: Sequence[dict[str, Any]] = (), **extra: Any) -> dict[str, Any]:
