@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
+from operator import attrgetter
 from typing import Any, Literal
 
 from .definition import Context, Definition, Match, Reader, Role, Urgency, max_urgency
@@ -27,6 +28,7 @@ from .views import FlushResult, ViewUpdate
 __all__ = ["ConversationAssembler", "Entry"]
 
 Entry = EventRecord | ChunksRecord
+_SEQ = attrgetter("seq")
 
 
 class ConversationAssembler:
@@ -405,7 +407,7 @@ class ConversationAssembler:
         first, last = record_range(row)
         n = len(old)
         window = self._window
-        i = bisect_left(window, first, key=_entry_seq)
+        i = bisect_left(window, first, key=lambda e: e.event.seq)
         if (not old or record_range(old[0])[0] != first or record_range(old[-1])[1] != last
                 or any(a is not b for a, b in zip(window[i:i + n], old, strict=False)) or len(window) < i + n):
             return False
@@ -414,7 +416,7 @@ class ConversationAssembler:
         turn: Any = row.event.data.turn  # a JS number: 1.0 finds turn 1
         for ctx in self._by_turn.get(turn, {}).values():
             ms = ctx.matches
-            a, b = bisect_left(ms, first, key=_match_seq), bisect_right(ms, last, key=_match_seq)
+            a, b = bisect_left(ms, first, key=_SEQ), bisect_right(ms, last, key=_SEQ)
             if a == b:
                 continue
             if b - a != n or any(m is ctx.start or m.seq != e.event.seq or m.coord != ms[a].coord
@@ -495,11 +497,3 @@ class ConversationAssembler:
         self._timeline_changed = False
         self._pending = False
         return result
-
-
-def _entry_seq(entry: Entry) -> int:
-    return entry.event.seq
-
-
-def _match_seq(m: Match) -> int:
-    return m.seq
