@@ -295,7 +295,7 @@ export class TranscriptView {
   // Subagent rows: a link to the child (or, in a child, the parent) session when the server serves it. The served
   // list says each session's header id, parent and own label; the row says the child's id or label.
   async _linkChildren(root) {
-    this.served ??= listSessions().then((list) => list || [], () => []);
+    this.served ??= listSessions().then((answer) => answer.sessions || [], () => []);
     const list = await this.served;
     const current = new URLSearchParams(location.hash.replace(/^#/, "")).get("session");
     const me = list.find((s) => s.id === current);
