@@ -33,13 +33,13 @@ from ..records import (
     SessionPage,
     SnapshotFrame,
     decode_follow_frame,
-    record_range,
 )
 from ..render.texts import tool_texts
 from ..transcript import by_anchor, canonical_json, current_transcript, summarize, transcript
 from ..views import FlushResult, ToolData, ViewNode, hidden_by_default
 from .guard import CallOrderError, guarded
 from .local import FileLoad
+from .replay import ReplayMixin, page_tail
 from .rowtext import plain_text
 from .search import SearchIndex
 from .updates import (
@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 
-class Viewer(ViewsMixin):
+class Viewer(ViewsMixin, ReplayMixin):
     """One viewer window: a journal, an assembler over its window, the current chat nodes and an optional local
     source that answers "Load older". Every public method returns JSON bytes for the page.
 
@@ -210,7 +210,7 @@ class Viewer(ViewsMixin):
         except AssemblerError as exc:
             return encode_json(self._error_update(exc, "page"))
         ms_decode = elapsed_ms(t0)
-        cursor = _tail(page.records)
+        cursor = page_tail(page.records)
         try:
             update = self._replace(page.records, page.hasMore, cursor)
         except AssemblerError as exc:
@@ -366,24 +366,6 @@ class Viewer(ViewsMixin):
         self.file = None
         return encode_json(update)
 
-    # -- entry points: replay benchmark --------------------------------------------------------------------------
-
-    def replay_page(self, data: Any) -> bytes:
-        """Fold one ``SessionPage`` (its JSON bytes) in a scratch window, stage by stage (``replay.replay_page``);
-        the open window is untouched. ``perf.bench_browser`` calls this."""
-        from .replay import replay_page
-
-        try:
-            return encode_json(replay_page(data))
-        except AssemblerError as exc:
-            return encode_json({"error": error_value(exc, "replay")})
-
-    def replay_window(self, mode: str) -> bytes:
-        """Replay the open window as a ``scalar`` or ``packed`` page (the viewer's "Replay benchmark" panel)."""
-        from .replay import window_page
-
-        return self.replay_page(window_page(self, str(mode)))
-
     # -- entry points: HTML ----------------------------------------------------------------------------------------
 
     def _render_context(self) -> render.RenderContext:
@@ -457,11 +439,6 @@ for _name in ("load_page", "apply_frames", "request_older", "answer_page", "page
 def _journal() -> Journal[HistoryRecord]:
     """The window's journal: cursors and continuity only; the assembler holds the entries (kept once)."""
     return session_journal(DEFAULT_MAX_MESSAGES, keep_window=False)
-
-
-def _tail(records: Sequence[HistoryRecord]) -> int:
-    """The last logical seq of a page (-1 when empty): a page opens the journal at its own tail."""
-    return record_range(records[-1])[1] if records else -1
 
 
 VIEWER = Viewer()
