@@ -208,3 +208,39 @@ class JournalMachine(RuleBasedStateMachine):
 JournalMachine.TestCase.settings = settings(max_examples=400, stateful_step_count=50, deadline=None,
                                             suppress_health_check=[HealthCheck.too_slow])
 TestJournalStateful = JournalMachine.TestCase
+
+
+class _Draws:
+    """Scripted draws for driving the model's rules by hand."""
+
+    def __init__(self, *values: Any) -> None:
+        self.values = list(values)
+
+    def draw(self, strategy: Any, label: str | None = None) -> Any:
+        return self.values.pop(0)
+
+
+def test_model_expects_failure_for_gap_revealed_during_second_read(monkeypatch: Any) -> None:
+    """The sequence Hypothesis found: seq 39 is lost before the second read goes out (through 38), and the frame
+    that reveals the gap (40) is sent while it is in flight. The model must expect the journal to fail."""
+    events: list[str] = []
+    monkeypatch.setitem(globals(), "event", events.append)  # the rules report through Hypothesis's ``event``
+    m = JournalMachine()
+    m.log = list(range(34))
+    m.connect(_Draws(30, 4))  # opened at 33 with (30, 33)
+    m.check_window()
+    m.log.extend(range(100, 111))
+    m.lose(1)
+    m.live(_Draws(1))  # (35, 35): a gap, repair through 35
+    m.live(_Draws(1))
+    m.lose(1)
+    m.live(_Draws(1))  # (36, 36), then (38, 38)
+    m.lose(1)  # seq 39 lost; nothing shows it yet
+    m.answer(_Draws(m.pending[0], 32, 3, 1))
+    m.check_window()
+    assert m.second_request is not None and m.second_request.through == 38
+    m.live(_Draws(1))  # (40, 40) reveals the gap while the second read is in flight
+    m.answer(_Draws(m.second_request, 33, 3, 3))
+    m.check_window()
+    assert events[-2:] == ["gap during second read", "repair failed after a gap during the second read"]
+    assert not m.connected and m.journal.window == []
