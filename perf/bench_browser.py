@@ -239,6 +239,9 @@ def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 
                 report["localFile"] = measure_file(page, "/__bench__/unpacked.jsonl")
                 log(f"local unpacked file: {report['localFile']}")
                 context.close()
+            from perf.bench_boot import measure as measure_boot
+
+            report["boot"] = measure_boot(browser, repeat, log)  # list visible, worker stages, cold #session=ID
         finally:
             browser.close()
     packed, scalar = report["modes"]["packed"], report["modes"]["scalar"]

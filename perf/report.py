@@ -74,6 +74,12 @@ def summary(results: dict[str, Any]) -> str:
                      f"fold {_fmt(number(ratios.get('fold')))}, render {_fmt(number(ratios.get('render')))}, "
                      f"page bytes {_fmt(number(ratios.get('pageBytes')))} "
                      f"(reference {REFERENCE['fold_ratio']:g}x parse+validate+retain+fold)")
+    boot = (br or {}).get("boot", {}).get("median")
+    if boot:
+        lines.append(f"  {'':<20}boot (ms since load, medians): list visible {boot.get('listVisibleMs')}, worker "
+                     f"runtime {boot.get('runtimeMs')} / packages {boot.get('packagesMs')} / import "
+                     f"{boot.get('importMs')} (from worker start at {boot.get('workerStartMs')}), ready "
+                     f"{boot.get('readyMs')}; cold #session=ID to first row {boot.get('coldSessionFirstRowMs')}")
     lf = results["benchmarks"].get("load_follow", {}).get("result")
     if lf:
         lines.append(f"  load follow         {lf['followers']} followers (+{lf['disconnectors']} leaving), "

@@ -16,6 +16,9 @@ export const FIRST_SCREEN_MARGIN_PX = 200;
 /** Scrolling within this many pixels of the top loads older messages by itself. */
 export const LOAD_OLDER_NEAR_TOP_PX = 400;
 
+/** A scroll this soon after the reader's own input (wheel, touch, keys, pointer) counts as the reader's. */
+export const USER_SCROLL_MS = 1000;
+
 /** The URL (#session=ID&seq=N) follows the row in view at most this often. */
 export const URL_FOLLOW_MS = 150;
 

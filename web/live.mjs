@@ -58,6 +58,7 @@ export function openSession(id, { onOpened = () => {} } = {}) {
       applyUpdate(update, { scroll: first ? "end" : "follow" });
       if (first) {
         await renderFirstScreen();
+        if (!performance.getEntriesByName("viewer:first-row").length) performance.mark("viewer:first-row");
         done();
         onOpened();
       }

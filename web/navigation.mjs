@@ -1,7 +1,7 @@
 // @ts-check
 // Moving around: deep links (#session=ID&seq=N), the URL following the row in view (replaceState, so Back is not
 // flooded), and "Load older" by itself when the reader scrolls near the top.
-import { LOAD_OLDER_NEAR_TOP_PX, SEQ_SEARCH_PAGES, URL_FOLLOW_MS } from "./config.mjs";
+import { LOAD_OLDER_NEAR_TOP_PX, SEQ_SEARCH_PAGES, URL_FOLLOW_MS, USER_SCROLL_MS } from "./config.mjs";
 import { els } from "./dom.mjs";
 import { loadOlder } from "./flows.mjs";
 import { openSession } from "./live.mjs";
@@ -65,9 +65,21 @@ export async function followHash() {
   if (seq !== null && view.order.length) await scrollToSeq(seq);
 }
 
-/** After a local file opened: its #seq=N, if any. */
+/** A #seq=N the page was opened with (no session): it applies to the first local file opened. */
+let fileDeepLink = hashParams().has("session") ? null : seqInHash();
+
+/** Before a local file opens: the hash of what was shown before no longer applies. */
+export function beforeFileOpens() {
+  if (!location.hash) return;
+  const shown = hashParams().get("view"); // the view tab (views.mjs) stays
+  const hash = shown ? `#${new URLSearchParams({ view: shown })}` : "";
+  history.replaceState(history.state, "", location.pathname + location.search + hash);
+}
+
+/** After a local file opened: the page's deep link #seq=N, once. */
 export function afterFileOpened() {
-  const seq = seqInHash();
+  const seq = fileDeepLink;
+  fileDeepLink = null;
   if (seq !== null) void scrollToSeq(seq);
 }
 
@@ -89,11 +101,13 @@ function followScroll() {
 }
 
 let lastTop = 0;
+let lastInput = -Infinity; // when the reader last scrolled by hand (wheel, touch, keys, the scroll bar)
 
 function onScroll() {
   if (pending === null) pending = setTimeout(followScroll, URL_FOLLOW_MS);
   const doc = document.scrollingElement || document.documentElement;
-  const up = doc.scrollTop < lastTop; // only the reader scrolling up loads more (never a short first screen)
+  // Only the reader scrolling up loads more: never a short first screen, never the page's own scrolling.
+  const up = doc.scrollTop < lastTop && performance.now() - lastInput < USER_SCROLL_MS;
   lastTop = doc.scrollTop;
   if (up && !els.transcript.hidden && doc.scrollTop <= LOAD_OLDER_NEAR_TOP_PX && state.canLoadOlder && view.order.length && !els.older.hidden) {
     void loadOlder();
@@ -101,6 +115,14 @@ function onScroll() {
 }
 
 export function initNavigation() {
+  const byHand = () => { lastInput = performance.now(); };
+  for (const type of ["wheel", "touchmove"]) window.addEventListener(type, byHand, { passive: true, capture: true });
+  window.addEventListener("keydown", (event) => {
+    if (["ArrowUp", "PageUp", "Home", " ", "k", "g"].includes(event.key)) byHand();
+  }, { capture: true });
+  window.addEventListener("pointerdown", (event) => {
+    if (event.target === document.documentElement) byHand(); // the page's scroll bar
+  }, { capture: true });
   window.addEventListener("scroll", onScroll, { passive: true });
   window.addEventListener("hashchange", () => void followHash());
 }

@@ -9,6 +9,16 @@ import { setAlert } from "./status.mjs";
 const LABELS = { link: "Copy link", text: "Copy text", arguments: "Copy arguments", result: "Copy result" };
 
 /**
+ * A button's label lives in aria-label and is drawn by CSS (content: attr(aria-label)), so the row's own text
+ * (innerText, "Copy text", search) never contains it.
+ * @param {HTMLButtonElement} button
+ * @param {string} label
+ */
+function setLabel(button, label) {
+  button.setAttribute("aria-label", label);
+}
+
+/**
  * The tool bar appended to a rendered row.
  * @param {{kind: string}} meta
  * @returns {HTMLElement}
@@ -22,7 +32,7 @@ export function rowTools(meta) {
     button.type = "button";
     button.className = "copy-button";
     button.dataset.copy = kind;
-    button.textContent = LABELS[kind];
+    setLabel(button, LABELS[kind]);
     bar.append(button);
   }
   return bar;
@@ -57,16 +67,16 @@ export function initRowTools(container) {
       const text = await copyText(article, kind);
       if (text === null) {
         button.dataset.copied = "none";
-        button.textContent = kind === "result" ? "No result yet" : "Nothing to copy";
+        setLabel(button, kind === "result" ? "No result yet" : "Nothing to copy");
         return;
       }
       await navigator.clipboard.writeText(text);
       button.dataset.copied = "yes";
-      button.textContent = "Copied";
+      setLabel(button, "Copied");
     } catch (err) {
       setAlert("copy", `Could not copy (${LABELS[kind].toLowerCase()}) of row seq ${article.dataset.seq}: ${/** @type {Error} */ (err).message}`);
       return;
     }
-    setTimeout(() => { button.textContent = LABELS[kind]; delete button.dataset.copied; }, 1500);
+    setTimeout(() => { setLabel(button, LABELS[kind]); delete button.dataset.copied; }, 1500);
   });
 }

@@ -141,9 +141,13 @@ class Viewer:
     boot_console_errors: list[str] = field(default_factory=list)  # console errors up to `ready`
     boot: dict[str, Any] = field(default_factory=dict)  # timings from the worker, plus wall-clock wallMs
 
+    expected_failures: list[str] = field(default_factory=list)  # URL parts of requests a test makes fail on purpose
+
     def real_failures(self) -> list[str]:
-        """``failures`` without the follow streams the page closed on purpose (switching sessions or files)."""
-        return [f for f in self.failures if not ("/follow?" in f and f.endswith("net::ERR_ABORTED"))]
+        """``failures`` without the follow streams the page closed on purpose (switching sessions or files) and the
+        requests a test made fail on purpose (``expected_failures``: an unknown session, a server made to vanish)."""
+        return [f for f in self.failures if not ("/follow?" in f and f.endswith("net::ERR_ABORTED"))
+                and not any(part in f for part in self.expected_failures)]
 
     def add_file(self, name: str, data: bytes) -> str:
         """Serves ``data`` at ``/__test__/<name>``; returns that path."""

@@ -1,0 +1,155 @@
+"""Moving around (issue 12 item 7): the URL follows the row in view (#session=ID&seq=N, replaceState), each row's
+copy buttons put the right text on the clipboard, "Load older" (the button, or scrolling near the top) keeps the
+first visible row in place, and ``?`` shows the keyboard help."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from playwright.sync_api import Page
+from session_builder import Session
+
+if TYPE_CHECKING:
+    from conftest import Viewer
+
+TURNS = 30  # 60 messages: more than one 50-message page
+ARGS = {"path": "src/main.py", "lines": [1, 20]}
+RESULT = "def main():\n    return 0\n"
+
+
+def long_session(sid: str) -> bytes:
+    s = Session(sid)
+    for n in range(1, TURNS + 1):
+        s.user(f"Moving question {n}?")
+        calls = [(f"call-{n}", "read_file", json.dumps(ARGS))] if n == TURNS else []
+        s.assistant([("text", f"Moving answer {n}, long enough to take some room on the screen.")], calls=calls)
+        if calls:
+            s.tool_result(f"call-{n}", RESULT)
+        s.end_step()
+        s.end_turn()
+    return s.to_bytes()
+
+
+def open_fresh(viewer: Viewer, sid: str) -> Page:
+    (viewer.served.sessions / f"{sid}.jsonl").write_bytes(long_session(sid))
+    page = viewer.page
+    page.evaluate("(sid) => { location.hash = 'session=' + sid; }", sid)
+    page.wait_for_function(
+        "() => document.getElementById('transcript').innerText.includes('Moving answer 30,')"
+        " && !document.getElementById('load-older').hidden", timeout=60_000)
+    settle(page)
+    return page
+
+
+def settle(page: Page) -> None:
+    """Waits until no "Load older" runs and no row is rendering."""
+    page.wait_for_function("() => !document.documentElement.dataset.loadingOlder")
+    page.evaluate("() => window.transcriptViewer.idle()")
+
+
+def first_in_view(page: Page) -> dict[str, Any]:
+    return dict(page.evaluate("""() => {
+        const el = window.transcriptViewer.view.firstInView();  // the first row on screen
+        return { key: el.dataset.key, seq: Number(el.dataset.seq), top: el.getBoundingClientRect().top };
+    }"""))
+
+
+def top_of(page: Page, key: str) -> float:
+    return float(page.evaluate(
+        "(key) => document.querySelector(`article[data-key=\"${CSS.escape(key)}\"]`).getBoundingClientRect().top",
+        key))
+
+
+def count_rows(page: Page) -> int:
+    return int(page.evaluate("() => window.transcriptViewer.view.shown.length"))  # rows, attached or not
+
+
+def test_url_follows_the_row_in_view(viewer: Viewer) -> None:
+    page = open_fresh(viewer, "moving-url")
+    top_seq = """() => {
+        // The row at the top of the reading area: of the rows reaching below the header, the highest on screen.
+        const header = document.querySelector('.app-header').getBoundingClientRect().bottom;
+        const rows = [...document.querySelectorAll('#transcript article[data-key]')]
+            .filter((el) => !el.hidden && el.getBoundingClientRect().bottom > header + 1)
+            .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top);
+        return rows.length ? Number(rows[0].dataset.seq) : null;
+    }"""
+    seen = set()
+    for fraction in (0.6, 0.25):
+        page.evaluate("(f) => window.scrollTo(0, document.scrollingElement.scrollHeight * f)", fraction)
+        settle(page)
+        # Eventually the hash names the row at the top, whatever late layout moved it there.
+        page.wait_for_function(f"() => {{ const seq = ({top_seq})(); "
+                               "return seq !== null && location.hash === `#session=moving-url&seq=${seq}`; }")
+        seen.add(page.evaluate("() => location.hash"))
+    assert len(seen) == 2  # it moved with the scrolling
+    length = page.evaluate("() => history.length")
+    page.evaluate("() => window.scrollBy(0, 300)")
+    page.wait_for_function("(old) => location.hash !== old", arg=page.evaluate("() => location.hash"))
+    assert page.evaluate("() => history.length") == length  # replaceState: Back is not flooded
+
+
+def test_copy_buttons_put_the_right_text_on_the_clipboard(viewer: Viewer) -> None:
+    page = open_fresh(viewer, "moving-copy")
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=viewer.url.rstrip("/"))
+    page.evaluate("() => window.transcriptViewer.idle()")
+
+    def copy(selector: str, kind: str) -> str:
+        row = page.locator(selector).last
+        row.scroll_into_view_if_needed()
+        page.evaluate("() => window.transcriptViewer.idle()")
+        row.locator(f"button[data-copy='{kind}']").click()
+        page.wait_for_function(
+            "([sel, kind]) => { const rows = document.querySelectorAll(sel);"
+            " return rows[rows.length - 1].querySelector(`button[data-copy='${kind}']`).dataset.copied === 'yes'; }",
+            arg=[selector, kind])
+        return str(page.evaluate("() => navigator.clipboard.readText()"))
+
+    user_row = "article.kind-input-message[data-role='user']"
+    assert copy(user_row, "text") == f"Moving question {TURNS}?"
+    tool_row = "article.kind-tool"
+    assert json.loads(copy(tool_row, "arguments")) == ARGS
+    assert copy(tool_row, "result") == RESULT
+    link = copy(user_row, "link")
+    seq = page.locator(user_row).last.get_attribute("data-seq")
+    page_url = page.evaluate("() => location.href.split('#')[0]")
+    assert link == f"{page_url}#session=moving-copy&seq={seq}"
+
+
+@pytest.mark.parametrize("how", ["button", "scroll"])
+def test_load_older_keeps_the_first_visible_row_in_place(viewer: Viewer, how: str) -> None:
+    page = open_fresh(viewer, f"moving-older-{how}")
+    before = count_rows(page)
+    if how == "button":
+        page.evaluate("() => window.scrollBy(0, -600)")
+        settle(page)
+        anchor = dict(page.evaluate("""() => {
+            const el = window.transcriptViewer.view.firstInView();
+            document.getElementById('load-older').click();  // in the same task: nothing moves in between
+            return { key: el.dataset.key, top: el.getBoundingClientRect().top };
+        }"""))
+    else:
+        # The reader scrolls up with the mouse wheel: near the top, older messages load by themselves.
+        page.mouse.move(600, 500)
+        page.evaluate("() => window.scrollTo(0, 500)")
+        page.mouse.wheel(0, -450)
+        page.wait_for_function(
+            "() => document.scrollingElement.scrollTop < 100 || document.documentElement.dataset.busy")
+        anchor = first_in_view(page)
+    page.wait_for_function("(n) => window.transcriptViewer.view.shown.length > n", arg=before)
+    page.wait_for_function("() => !document.documentElement.dataset.loadingOlder")
+    page.evaluate("() => window.transcriptViewer.idle()")
+    assert abs(top_of(page, anchor["key"]) - anchor["top"]) <= 1
+    assert "Moving question 1?" in viewer.render_all()
+
+
+def test_question_mark_shows_the_keyboard_help(viewer: Viewer) -> None:
+    page = viewer.page
+    page.locator("body").focus()
+    page.keyboard.press("?")
+    assert page.locator("#key-help").is_visible()
+    assert "load older" in page.locator("#key-help").inner_text()
+    page.keyboard.press("Escape")
+    assert page.locator("#key-help").is_hidden()
