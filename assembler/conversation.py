@@ -495,4 +495,3 @@ class ConversationAssembler:
         self._timeline_changed = False
         self._pending = False
         return result
-

@@ -278,6 +278,21 @@ def _event_record(raw: msgspec.Raw) -> EventRecord:
     return EventRecord(_event.decode(raw))
 
 
+_BRACKET_SPAN = 1 << 16
+
+
+def _few_brackets(data: bytes) -> bool:
+    """At most ``MAX_DEPTH`` brackets (``[`` and ``{``) in ``data``, so nothing in it can nest too deep. Counts span
+    by span and stops once there are more: a long page full of brackets is not scanned to its end."""
+    n = 0
+    for start in range(0, len(data), _BRACKET_SPAN):
+        end = start + _BRACKET_SPAN
+        n += data.count(b"[", start, end) + data.count(b"{", start, end)
+        if n > MAX_DEPTH:
+            return False
+    return True
+
+
 def decode_lazy_page(buf: bytes | bytearray | memoryview) -> SessionPage:
     """Decode the JSON bytes of a ``SessionPage`` like ``decode_page`` (same records, same errors), packed fragments
     kept lazy where the fast checks allow.
@@ -287,7 +302,7 @@ def decode_lazy_page(buf: bytes | bytearray | memoryview) -> SessionPage:
     """
     try:
         data = buf if type(buf) is bytes else bytes(buf)
-        if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:  # nothing can nest too deep
+        if _few_brackets(data):  # nothing can nest too deep
             raw: Any = _raw_page.decode(data)
             records = [r if type(r) is EventRecord else _row(r.event) for r in raw.records]
         else:  # the page's own levels are fixed: only an event's data can nest deeper, so check each event

@@ -51,7 +51,10 @@ def _delta_block(event: SessionEvent) -> tuple[Any, Any, Any] | None:
     if type(data) is not dict:
         return None
     chunk = data.get("chunk")
-    if type(chunk) is not dict or type(chunk.get("type")) is not str or chunk["type"] not in _DELTAS:
+    if type(chunk) is not dict:
+        return None
+    ctype = chunk.get("type")
+    if type(ctype) is not str or ctype not in _DELTAS:  # malformed input must not raise (an unhashable type)
         return None
     turn, step, index = data.get("turn"), data.get("step"), chunk.get("index")
     if not (_number(turn) and _number(step) and _number(index)):

@@ -23,7 +23,7 @@ export function download(text, name, type) {
 /**
  * Builds an export in the worker and downloads it; resolves with {name, bytes, ms}.
  * @param {{json: (op: string, args?: Record<string, unknown>, transfer?: Transferable[]) => Promise<any>}} bridge
- * @param {{format: "html" | "md", scope: "session" | "window", title: string, page?: () => Promise<Uint8Array | null>}} options
+ * @param {{format: "html" | "md", scope: "session" | "window" | "trajectory" | "context", title: string, page?: () => Promise<Uint8Array | null>}} options
  */
 export async function exportFile(bridge, { format, scope, title, page }) {
   const t0 = performance.now();
@@ -39,7 +39,7 @@ export async function exportFile(bridge, { format, scope, title, page }) {
 /**
  * Wires the menu: each button carries data-format and data-scope.
  * @param {HTMLElement} menu  a <details> with the buttons
- * @param {(format: "html" | "md", scope: "session" | "window") => Promise<unknown>} run
+ * @param {(format: "html" | "md", scope: "session" | "window" | "view") => Promise<unknown>} run
  */
 export function initExportMenu(menu, run) {
   for (const b of menu.querySelectorAll("button[data-format]")) {

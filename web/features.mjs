@@ -87,8 +87,10 @@ export function initFeatures(app) {
     search.decorate(row);
   };
 
-  const runExport = (/** @type {"html" | "md"} */ format, /** @type {"session" | "window"} */ scope) => exportFile(bridge, {
-    format, scope, title: app.title(),
+  const runExport = (/** @type {"html" | "md"} */ format, /** @type {"session" | "window" | "view"} */ scope) => exportFile(bridge, {
+    format, title: app.title(),
+    // "view": the view shown now (the chat's loaded rows, the trajectory or the model context)
+    scope: scope === "view" ? (views.current === "chat" ? "window" : views.current) : scope,
     page: async () => {
       const id = app.session();
       return id && last >= 0 ? app.fetchPage(id, { through: last, maxMessages: MAX_SAFE }) : null;

@@ -108,7 +108,7 @@ function trajectoryRow(row, jump) {
       bar.append(fill);
       node.append(bar);
     }
-    if (row.error) node.append(el("div", "traj-error", `Retry ${row.retry ?? ""}: ${row.error}`.replace("Retry : ", "")));
+    if (row.error) node.append(el("div", "traj-error", row.retry !== null && row.retry !== undefined ? `Retry ${row.retry}: ${row.error}` : row.error));
     if (row.summary) node.append(el("div", "traj-summary", row.summary));
     if (row.tools?.length) {
       const list = el("ul", "traj-tools");

@@ -43,7 +43,12 @@ export class VirtualList {
     this.frame = 0;
     this.suspended = false;
     this.resize = new ResizeObserver((entries) => this._resized(entries));
-    this._onScroll = () => this.schedule();
+    this.pinned = false; // the reader is at the end: growing rows keep the end in view (live follow)
+    this._onScroll = () => {
+      const doc = document.scrollingElement || document.documentElement;
+      this.pinned = doc.scrollHeight - window.scrollY - window.innerHeight <= 48;
+      this.schedule();
+    };
     window.addEventListener("scroll", this._onScroll, { passive: true });
     window.addEventListener("resize", this._onScroll, { passive: true });
   }
@@ -202,7 +207,9 @@ export class VirtualList {
     this._layout();
     this.top.style.height = `${this.offsets[this.first]}px`;
     this.bottom.style.height = `${this.offsets[this.count] - this.offsets[this.last]}px`;
-    if (anchor) {
+    if (this.pinned && this.last === this.count) {
+      window.scrollTo(0, (document.scrollingElement || document.documentElement).scrollHeight);
+    } else if (anchor) {
       const el = this.attached.get(anchor.key);
       const now = el ? el.getBoundingClientRect().top : anchor.top;
       if (Math.abs(now - anchor.top) > 0.5) window.scrollBy(0, now - anchor.top);

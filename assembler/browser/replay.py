@@ -17,17 +17,19 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..chunk_rows import expand_row, repack_records
+from ..conversation import ConversationAssembler
+from ..errors import AssemblerError
 from ..history import history_records
 from ..lazy_rows import decode_lazy_page
-from ..records import ChunksRecord, encode
+from ..records import ChunksRecord, encode, record_range
 from ..transcript import by_anchor, digest, transcript
 from ..views import hidden_by_default
-from .updates import as_bytes, elapsed_ms
+from .updates import as_bytes, elapsed_ms, encode_json, error_value
 
 if TYPE_CHECKING:
     from .viewer import Viewer
 
-__all__ = ["FIRST_SCREEN", "MODES", "replay_page", "window_page"]
+__all__ = ["FIRST_SCREEN", "MODES", "ReplayMixin", "page_tail", "replay_page", "window_page"]
 
 FIRST_SCREEN = 40
 """Rows rendered for the ``render`` stage: about a first screen."""
@@ -46,10 +48,10 @@ def replay_page(data: Any) -> dict[str, Any]:
     scratch = Viewer(repack_live=False)
     raw = as_bytes(data)
     t0 = time.perf_counter()
-    page = decode_lazy_page(raw)
+    page = decode_lazy_page(raw)  # the decode ``Viewer.load_page`` uses
     ms_decode = elapsed_ms(t0)
     records = page.records
-    cursor = scratch_cursor(records)
+    cursor = page_tail(records)
     t0 = time.perf_counter()
     outputs = scratch.journal.opened(cursor, records, page.hasMore)
     ms_journal = elapsed_ms(t0)
@@ -70,18 +72,15 @@ def replay_page(data: Any) -> dict[str, Any]:
     }
 
 
-def scratch_cursor(records: list[Any]) -> int:
-    """The last logical seq of a page (-1 when empty)."""
-    if not records:
-        return -1
-    event = records[-1].event
-    return int(event.seq + (len(event.data.fragments) - 1 if type(records[-1]) is ChunksRecord else 0))
+def page_tail(records: Any) -> int:
+    """The last logical seq of a page (-1 when empty): a page opens the journal at its own tail."""
+    return record_range(records[-1])[1] if records else -1
 
 
 _to_builtins = msgspec.to_builtins
 
 
-def window_page(viewer: Viewer, mode: str) -> bytes:
+def window_page(viewer: Viewer | ReplayMixin, mode: str) -> bytes:
     """The JSON bytes of a ``SessionPage`` holding the open window's entries, ``packed`` or ``scalar``."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
@@ -95,3 +94,21 @@ def window_page(viewer: Viewer, mode: str) -> bytes:
     if mode == "packed":
         storage = list(repack_records(storage))
     return encode({"records": history_records(storage), "hasMore": viewer.assembler.has_more})
+
+
+class ReplayMixin:
+    """Entry points of ``Viewer`` for the "Replay benchmark" panel and ``perf.bench_browser``."""
+
+    assembler: ConversationAssembler
+
+    def replay_page(self, data: Any) -> bytes:
+        """Fold one ``SessionPage`` (its JSON bytes) in a scratch window, stage by stage (``replay_page``); the open
+        window is untouched. ``perf.bench_browser`` calls this."""
+        try:
+            return encode_json(replay_page(data))
+        except AssemblerError as exc:
+            return encode_json({"error": error_value(exc, "replay")})
+
+    def replay_window(self, mode: str) -> bytes:
+        """Replay the open window as a ``scalar`` or ``packed`` page (the viewer's "Replay benchmark" panel)."""
+        return self.replay_page(window_page(self, str(mode)))

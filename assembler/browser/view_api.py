@@ -24,6 +24,7 @@ from ..views import HIDDEN_KINDS, ViewNode
 from .panels import chat_keys_by_seq, context_rows, full_text, trajectory_rows
 from .search import SearchIndex, node_records, row_members
 from .updates import as_bytes, elapsed_ms, encode_json, error_value
+from .view_export import context_markdown, trajectory_markdown, view_document
 
 __all__ = ["ViewsMixin", "export_text"]
 
@@ -84,11 +85,22 @@ class ViewsMixin:
 
     def export(self, fmt: str = "html", scope: str = "window", title: str = "", page: Any = None) -> bytes:
         """``{text, name, ms}``: the window's chat rows, or with ``scope="session"`` the whole session (the local
-        file's every record, or the ``SessionPage`` bytes in ``page``), as ``fmt`` (``html`` or ``md``)."""
+        file's every record, or the ``SessionPage`` bytes in ``page``), or with ``scope="trajectory"``/``"context"``
+        that view of the window (``view_export``), as ``fmt`` (``html`` or ``md``)."""
         t0 = time.perf_counter()
         fmt = "md" if fmt == "md" else "html"
         name = title or str((self.header or {}).get("id") or "session")
         banner = ""
+        if scope in ("trajectory", "context"):
+            if scope == "trajectory":
+                rows = trajectory_rows(by_anchor(self.trajectory_nodes.values()), self.chat.values(),
+                                       self.assembler.index.turns)
+                markdown = trajectory_markdown(rows, name)
+            else:
+                links = chat_keys_by_seq(self.assembler, self.chat)
+                markdown = context_markdown(context_rows(self.assembler.window_entries(), links), name)
+            text = view_document(markdown, f"{name}: {scope}", fmt)
+            return encode_json({"text": text, "name": f"{_file_stem(name)}-{scope}.{fmt}", "ms": elapsed_ms(t0)})
         try:
             if scope == "session" and (self.index is not None or page is not None):
                 session = (decode_page(as_bytes(page)) if page is not None

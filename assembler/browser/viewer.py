@@ -33,13 +33,13 @@ from ..records import (
     SessionPage,
     SnapshotFrame,
     decode_follow_frame,
-    record_range,
 )
 from ..render.texts import tool_texts
 from ..transcript import by_anchor, canonical_json, current_transcript, summarize, transcript
 from ..views import FlushResult, ToolData, ViewNode, hidden_by_default
 from .guard import CallOrderError, guarded
 from .local import FileLoad
+from .replay import ReplayMixin, page_tail
 from .rowtext import plain_text
 from .search import SearchIndex
 from .updates import (
@@ -49,6 +49,7 @@ from .updates import (
     error_value,
     node_meta,
     request_value,
+    restyled,
 )
 from .view_api import ViewsMixin
 
@@ -59,7 +60,7 @@ __all__ = [
 ]
 
 
-class Viewer(ViewsMixin):
+class Viewer(ViewsMixin, ReplayMixin):
     """One viewer window: a journal, an assembler over its window, the current chat nodes and an optional local
     source that answers "Load older". Every public method returns JSON bytes for the page.
 
@@ -137,38 +138,11 @@ class Viewer(ViewsMixin):
                 self.revs.pop(key, None)
         else:
             self.chat.update((n.key, n) for n in chat.nodes)
-        nodes = list(chat.nodes) if chat.replace else self._restyled(chat.nodes)
+        nodes = list(chat.nodes) if chat.replace else restyled(self.chat, self._rendered_context, chat.nodes)
         for node in nodes:
             self._rev += 1
             self.revs[node.key] = self._rev
         return chat.replace, nodes, removed
-
-    def _restyled(self, upserted: Sequence[ViewNode]) -> list[ViewNode]:
-        """The upserted nodes plus the rendered ones whose HTML depends on them through the render context: the old
-        first row of a turn that an older row now precedes (it drops its "Turn N" divider), and the interrupted steps
-        of a turn that now has an interruption notice (they drop their own "Interrupted"). O(upserted) but for an
-        interruption notice, which scans the window once."""
-        context = self._rendered_context
-        if context is None:
-            return list(upserted)
-        firsts = {turn: key for key, turn in context.turn_first_keys.items()}
-        out = list(upserted)
-        seen = {n.key for n in upserted}
-        for n in upserted:
-            turn = n.location.turn
-            if type(turn) is not int or hidden_by_default(n):
-                continue
-            old = self.chat.get(firsts.get(turn, ""))
-            if old is not None and old.key not in seen and n.anchorSeq < old.anchorSeq:
-                out.append(old)
-                seen.add(old.key)
-            if n.kind == "turn-notice" and getattr(n.data, "kind", None) == "interrupted" and \
-                    turn not in context.interrupted_turns:
-                for m in self.chat.values():
-                    if m.kind == "assistant-step" and m.location.turn == turn and m.key not in seen:
-                        out.append(m)
-                        seen.add(m.key)
-        return out
 
     def _update(self, replace: bool, changed: Sequence[ViewNode], removed: Sequence[str],
                 requests: Sequence[dict[str, Any]] = (), **extra: Any) -> dict[str, Any]:
@@ -236,7 +210,7 @@ class Viewer(ViewsMixin):
         except AssemblerError as exc:
             return encode_json(self._error_update(exc, "page"))
         ms_decode = elapsed_ms(t0)
-        cursor = _tail(page.records)
+        cursor = page_tail(page.records)
         try:
             update = self._replace(page.records, page.hasMore, cursor)
         except AssemblerError as exc:
@@ -392,24 +366,6 @@ class Viewer(ViewsMixin):
         self.file = None
         return encode_json(update)
 
-    # -- entry points: replay benchmark --------------------------------------------------------------------------
-
-    def replay_page(self, data: Any) -> bytes:
-        """Fold one ``SessionPage`` (its JSON bytes) in a scratch window, stage by stage (``replay.replay_page``);
-        the open window is untouched. ``perf.bench_browser`` calls this."""
-        from .replay import replay_page
-
-        try:
-            return encode_json(replay_page(data))
-        except AssemblerError as exc:
-            return encode_json({"error": error_value(exc, "replay")})
-
-    def replay_window(self, mode: str) -> bytes:
-        """Replay the open window as a ``scalar`` or ``packed`` page (the viewer's "Replay benchmark" panel)."""
-        from .replay import window_page
-
-        return self.replay_page(window_page(self, str(mode)))
-
     # -- entry points: HTML ----------------------------------------------------------------------------------------
 
     def _render_context(self) -> render.RenderContext:
@@ -483,11 +439,6 @@ for _name in ("load_page", "apply_frames", "request_older", "answer_page", "page
 def _journal() -> Journal[HistoryRecord]:
     """The window's journal: cursors and continuity only; the assembler holds the entries (kept once)."""
     return session_journal(DEFAULT_MAX_MESSAGES, keep_window=False)
-
-
-def _tail(records: Sequence[HistoryRecord]) -> int:
-    """The last logical seq of a page (-1 when empty): a page opens the journal at its own tail."""
-    return record_range(records[-1])[1] if records else -1
 
 
 VIEWER = Viewer()

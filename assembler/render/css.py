@@ -140,6 +140,10 @@ details > summary .row-label { color: var(--fg); }
 .subcalls { border-left: 3px solid var(--border); padding-left: 0.6rem; margin-top: 0.4rem; }
 .event-card { font-size: 0.9rem; border-left: 3px solid var(--accent); padding: 0.2rem 0.6rem; }
 .event-card .row-label { margin-right: 0.4rem; }
+.event-card .row-label::before { font-family: var(--mono); margin-right: 0.35rem; color: var(--muted); }
+.event-approval .row-label::before { content: "\\2713"; } .event-goal .row-label::before { content: "\\25CE"; }
+.event-hook-block .row-label::before { content: "\\2298"; } .event-subagent .row-label::before { content: "\\21E2"; }
+.notice .row-label::before { content: "\\25CF"; margin-right: 0.35rem; font-size: 0.7em; vertical-align: middle; }
 .event-card.is-denied, .event-card.is-blocked { border-left-color: var(--error-fg); }
 """
 

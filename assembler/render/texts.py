@@ -55,12 +55,19 @@ _SUMMARY_CHARS = 160
 
 
 def first_line(text: str, limit: int = _SUMMARY_CHARS) -> str:
-    """The first non-blank line of ``text``, stripped and cut to ``limit`` characters (ending in "…")."""
-    for line in text.split("\n", 20):
-        line = line.strip()
+    """The first non-blank line of ``text``, stripped and cut to ``limit`` characters (ending in "…"): the pieces
+    of ``text.split("\n", 20)``, found one by one, so a long text is not copied past its first non-blank line."""
+    start = 0
+    for _ in range(20):
+        end = text.find("\n", start)
+        if end < 0:
+            break
+        line = text[start:end].strip()
         if line:
             return line if len(line) <= limit else line[: limit - 1] + "…"
-    return ""
+        start = end + 1
+    line = text[start:].strip()  # the last piece: the rest of the text
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def json_text(content: Any) -> str:

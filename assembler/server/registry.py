@@ -9,7 +9,7 @@ refused (403), never served.
 Memory and the event loop (issue 9 items 14, 15): the session list is built from per-file metadata
 (``catalog``), never from records; the parsed sessions pages come from are an LRU cache bounded by ``cache_bytes``
 of file bytes (a followed session is never evicted). An unknown id rescans the roots in a worker thread, at most
-once per ``RESCAN_INTERVAL`` seconds, shared by the requests waiting for it.
+once per ``RESCAN_INTERVAL`` seconds (a request waits for the next one), shared by the requests waiting for it.
 """
 
 from __future__ import annotations
@@ -75,6 +75,7 @@ class SessionRegistry:
         self.cache_bytes = cache_bytes
         self.catalog = Catalog(max_line_bytes)
         self._last_rescan = -RESCAN_INTERVAL  # the last scan an unknown id caused (listing and start-up do not count)
+        self._rescan_done = -RESCAN_INTERVAL
         self._scan_lock: asyncio.Lock | None = None
         self.roots: list[tuple[str, Path]] = []
         labels: set[str] = set()
@@ -124,14 +125,20 @@ class SessionRegistry:
         return ids
 
     async def rescan(self) -> dict[str, Path]:
-        """Scan the roots again in a worker thread, unless that was done less than ``RESCAN_INTERVAL`` ago;
-        concurrent callers share one scan."""
+        """Scan the roots again in a worker thread, at most once per ``RESCAN_INTERVAL``: a caller who asked after
+        the last scan ended waits for the next one (sleeping out the interval); callers who asked before a scan
+        ended share it."""
+        asked = time.monotonic()
         if self._scan_lock is None:
             self._scan_lock = asyncio.Lock()
         async with self._scan_lock:
-            if time.monotonic() - self._last_rescan >= RESCAN_INTERVAL:
+            if self._rescan_done < asked:  # no scan has ended since this caller asked
+                wait = self._last_rescan + RESCAN_INTERVAL - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
                 self._last_rescan = time.monotonic()
                 await asyncio.to_thread(self.scan)
+                self._rescan_done = time.monotonic()
         return self._ids
 
     async def find(self, session_id: str) -> SessionSource:
@@ -150,7 +157,7 @@ class SessionRegistry:
         return self._source(path)
 
     def lookup(self, session_id: str) -> SessionSource:
-        """``find`` for a caller outside the event loop (the scan runs here, at most once per interval).
+        """``find`` for a caller off the request path (start-up, tests): an unknown id rescans here, at once.
 
         Raises:
             HTTPException: 404 when the id is unsafe or unknown.
@@ -158,8 +165,7 @@ class SessionRegistry:
         if not session_id_is_safe(session_id):
             raise HTTPException(404, f"unknown session {session_id!r}")
         path = self._ids.get(session_id)
-        if path is None and time.monotonic() - self._last_rescan >= RESCAN_INTERVAL:
-            self._last_rescan = time.monotonic()
+        if path is None:
             path = self.scan().get(session_id)
         if path is None or not path.is_file():
             raise HTTPException(404, f"unknown session {session_id!r}")

@@ -5,8 +5,8 @@ Rules: a growing ``.jsonl`` file is polled and only its new bytes are parsed; ea
 followers as its member events, one ``event`` frame each, never packed. A ``.jsonl.zst`` file is re-read whole when
 it changes and never followed live, and so is a SQLite session (``.sqlite``, ``.sqlite3``, ``.db``, read by
 ``store.sqlite.read_sqlite``). A file rewritten in place (``identity``: another inode, shorter than what was read, or
-its first KiB or the KiB before the read offset changed) is read again from the start, and each follower gets a fresh
-snapshot frame marked ``"rewritten": true``; stale records and a stale fault are never kept. Files are read in
+its first KiB or the KiB before the read offset changed) is read again from the start and its followers are cut off
+(they reconnect to a fresh snapshot); stale records and a stale fault are never kept. Files are read in
 bounded pieces. State changes only under the source's ``lock``.
 """
 
@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ..chunk_rows import expand_records, is_storage_row
 from ..errors import AssemblerError, SessionFileError
-from ..history import DEFAULT_MAX_MESSAGES, MessageIndex
+from ..history import MessageIndex
 from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult, LogLoader
 from ..records import StorageRecord, encode
 from ..store import zstd
@@ -48,10 +48,9 @@ _MAX_FOLLOWER_BUFFER = 32 << 20
 class Follower:
     """One follow stream's outbox: encoded SSE frames waiting to be sent, and a wake-up event."""
 
-    __slots__ = ("chunks", "size", "wake", "closed", "max_messages")
+    __slots__ = ("chunks", "size", "wake", "closed")
 
-    def __init__(self, max_messages: int = DEFAULT_MAX_MESSAGES) -> None:
-        self.max_messages = max_messages  # of the snapshot a rewrite of the file sends
+    def __init__(self) -> None:
         self.chunks: list[bytes] = []
         self.size = 0
         self.wake = asyncio.Event()
@@ -207,9 +206,11 @@ class SessionSource:
         had_error = self.error is not None
         new, reset = await run_in_threadpool(self.refresh_sync)
         if reset:
-            # Rewritten in place: every follower starts over from a fresh snapshot of what the file holds now.
+            # Rewritten in place: every follower is cut off; its EventSource reconnects and gets a fresh snapshot
+            # of what the file holds now (the viewer's reconnect path), never the stale records.
             for follower in list(self.subscribers):
-                follower.push(await self._snapshot_frame(follower.max_messages, rewritten=True))
+                follower.close()
+            self.subscribers.clear()
             return
         if new and self.subscribers:
             chunk = await run_in_threadpool(event_frames, expand_records(new))
@@ -247,21 +248,18 @@ class SessionSource:
         async with self.lock:
             await self._update_locked()
             frame = await self._snapshot_frame(max_messages)
-            follower.max_messages = max_messages
             if not (self.compressed or self.database):
                 self.subscribers.add(follower)
                 if self.watcher is None or self.watcher.done():
                     self.watcher = asyncio.get_running_loop().create_task(self._watch(), name=f"watch {self.path}")
             return frame
 
-    async def _snapshot_frame(self, max_messages: int, *, rewritten: bool = False) -> bytes:
+    async def _snapshot_frame(self, max_messages: int) -> bytes:
         """The SSE snapshot frame of the file as parsed now (under ``lock``)."""
         value = await run_in_threadpool(self.index.snapshot, self.header or {}, max_messages)
         fault = self.fault()
         if fault is not None:
             value["error"] = fault
-        if rewritten:
-            value["rewritten"] = True
         data = encode(value)
         return b"id: %d\ndata: %s\n\n" % (value["cursor"], data) if value["cursor"] >= 0 else b"data: %s\n\n" % data
 

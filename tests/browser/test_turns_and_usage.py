@@ -109,10 +109,12 @@ def test_subagent_rows_link_to_served_child_sessions(viewer: Viewer) -> None:
         page_.evaluate("() => { location.hash = 'session=advanced-toolchain%2Fsession'; }")
         page_.wait_for_selector("#transcript article.kind-subagent", timeout=60_000)
         page_.evaluate(COLLECT)
+        viewer.attach_all()  # a small session: every row in the DOM again (COLLECT ended at the bottom)
         links = page_.locator("#transcript .child-link a")
         links.first.wait_for(timeout=30_000)
         hrefs = sorted(links.nth(i).get_attribute("href") or "" for i in range(links.count()))
         assert hrefs == ["#session=advanced-toolchain%2Fsession.1", "#session=advanced-toolchain%2Fsession.2"]
     finally:
+        viewer.attach_all(False)
         shutil.rmtree(folder)  # the served folder is shared by the whole browser session
         viewer.page.evaluate("() => { location.hash = ''; }")

@@ -240,7 +240,7 @@ def test_raw_records_of_a_packed_row_expand_on_demand(demo: tuple[Viewer, bytes]
 
 
 @pytest.mark.parametrize("fmt", ["html", "md"])
-@pytest.mark.parametrize("scope", ["session", "window"])
+@pytest.mark.parametrize("scope", ["session", "view"])
 def test_export_downloads_a_file(demo: tuple[Viewer, bytes], scope: str, fmt: str) -> None:
     viewer, data = demo
     page = viewer.page
@@ -262,3 +262,20 @@ def test_export_downloads_a_file(demo: tuple[Viewer, bytes], scope: str, fmt: st
         assert text.startswith("# ") and "### User" in text and "### Assistant" in text
         for prompt in prompts:
             assert prompt.split("`")[0].strip() in text
+
+
+@pytest.mark.parametrize("view", ["trajectory", "context"])
+def test_export_of_the_current_view(demo: tuple[Viewer, bytes], view: str) -> None:
+    viewer, data = demo
+    page = viewer.page
+    page.evaluate("(v) => window.transcriptViewer.showView(v)", view)
+    page.click("#export-menu > summary")
+    with page.expect_download() as info:
+        page.click('#export-menu button[data-format="md"][data-scope="view"]')
+    assert info.value.suggested_filename.endswith(f"-{view}.md")
+    path = info.value.path()
+    assert path is not None
+    text = open(path, encoding="utf-8").read()
+    expected = json.loads(cpython_viewer(data).export("md", view, "views-demo.jsonl"))["text"]
+    assert text == expected
+    page.evaluate("() => window.transcriptViewer.showView('chat')")

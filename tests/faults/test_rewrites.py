@@ -1,9 +1,9 @@
 """In-place rewrites (issue 9 item 16) and the server's memory and event loop (items 14, 15).
 
 A served file truncated and rewritten past its old size between polls, or rewritten at the same size, is noticed and
-read again: pages, the session list and followers (a fresh snapshot marked ``rewritten``) show the new content, never
-stale records or a stale fault. The list keeps no records; parsed sessions are an LRU cache; unknown ids rescan in a
-thread at most once a second."""
+read again: pages, the session list and followers (cut off, they reconnect to a fresh snapshot) show the new
+content, never stale records or a stale fault. The list keeps no records; parsed sessions are an LRU cache; unknown
+ids rescan in a thread at most once a second."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def served(tmp_path: Path) -> Iterator[tuple[ServerThread, Path]]:
         yield thread, path
 
 
-def test_a_follower_gets_a_fresh_snapshot_when_the_file_is_rewritten(served: tuple[ServerThread, Path],
+def test_a_follower_reconnects_to_a_fresh_snapshot_when_the_file_is_rewritten(served: tuple[ServerThread, Path],
                                                                      tmp_path: Path) -> None:
     thread, path = served
     replacement = tmp_path / "replacement.jsonl.src"
@@ -115,9 +115,10 @@ def test_a_follower_gets_a_fresh_snapshot_when_the_file_is_rewritten(served: tup
             async def update() -> None:
                 await thread.app.state.registry.lookup("live").update()
             thread.call(update())
-            frame = msgspec.json.decode(next(x for x in lines if x.startswith("data: "))[6:])
-        assert frame["type"] == "snapshot" and frame["rewritten"] is True
-        assert frame["cursor"] == 259 and "error" not in frame
+            assert not any(x.startswith("data: ") for x in lines)  # cut off: no stale or mixed frame follows
+        with client.stream("GET", "/api/sessions/live/follow") as response:  # the EventSource reconnects
+            frame = msgspec.json.decode(next(x for x in response.iter_lines() if x.startswith("data: "))[6:])
+        assert frame["type"] == "snapshot" and frame["cursor"] == 259 and "error" not in frame
         listed = client.get("/api/sessions").json()["sessions"]
         assert [(s["id"], s["eventCount"], s["error"]) for s in listed] == [("live", 260, None)]
 
@@ -155,26 +156,29 @@ def test_parsed_sessions_are_an_lru_cache_bounded_in_bytes(tmp_path: Path) -> No
 
 def test_unknown_ids_rescan_in_a_thread_at_most_once_a_second(tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    import time
+
     write(tmp_path / "a.jsonl", 10, seed=1)
     registry = SessionRegistry([tmp_path])
-    scans: list[bool] = []
+    scans: list[tuple[float, bool]] = []
     real_scan = registry.scan
 
     def counting_scan() -> dict[str, Any]:
-        import threading
-
-        scans.append(threading.current_thread() is threading.main_thread())
+        scans.append((time.monotonic(), threading.current_thread() is threading.main_thread()))
         return real_scan()
 
     monkeypatch.setattr(registry, "scan", counting_scan)
 
-    async def many() -> list[Any]:
-        return await asyncio.gather(*(registry.find(f"missing-{i}") for i in range(50)), return_exceptions=True)
+    async def run() -> list[Any]:
+        missing = await asyncio.gather(*(registry.find(f"missing-{i}") for i in range(50)), return_exceptions=True)
+        write(tmp_path / "b.jsonl", 10, seed=2)
+        found = await registry.find("b")  # a new file: found by the next scan, which waits out the interval
+        return [*missing, found]
 
-    results = asyncio.run(many())
-    assert all(getattr(r, "status_code", None) == 404 for r in results)
-    assert scans == [False]  # one scan for fifty unknown ids, and not on the event loop's thread
-    write(tmp_path / "b.jsonl", 10, seed=2)
-    with pytest.raises(Exception, match="unknown session"):
-        asyncio.run(registry.find("b"))  # within the second: no new scan
-    assert len(scans) == 1
+    results = asyncio.run(run())
+    assert all(getattr(r, "status_code", None) == 404 for r in results[:-1])
+    assert results[-1].path.name == "b.jsonl"
+    assert len(scans) == 2  # one scan for fifty unknown ids, one more for the new file
+    assert not any(on_loop for _, on_loop in scans)  # never on the event loop's thread
+    assert scans[1][0] - scans[0][0] >= 0.99  # at most one a second

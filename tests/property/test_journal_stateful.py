@@ -1,6 +1,10 @@
 """A Hypothesis state machine drives the journal through random interleavings of openings, pages, live frames,
 duplicates, gaps, partial overlaps and reconnects. Invariant: the published window always equals the true log over
-the window's range, and the journal's cursors describe that window."""
+the window's range, and the journal's cursors describe that window.
+
+A live gap is made in two steps: ``lose`` skips seqs, and the next live frame reveals the gap. If that frame goes out
+while the repair's second read is in flight, PROTOCOL 4.5 step 4 allows no third read: answering the second read must
+fail with "page did not reach its opening cursor" (the model checks that, then starts a fresh journal)."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from assembler.journal import DiscontinuousHistory, Journal, PageRequest, PartialOverlap, Replace
+from assembler.journal import CursorMismatch, DiscontinuousHistory, Journal, PageRequest, PartialOverlap, Replace
 
 Entry = tuple[int, int, tuple[int, ...]]
 
@@ -34,6 +38,9 @@ class JournalMachine(RuleBasedStateMachine):
         self.sent: list[Entry] = []
         self.pending: list[PageRequest] = []
         self.second_read = False
+        self.second_request: PageRequest | None = None  # the repair's second read, while it is current
+        self.sent_last = -1  # the last seq sent live on the current connection (its cursor before any frame)
+        self.gap_in_second_read = False  # a live frame opened a gap while the second read was in flight
 
     # -- the model server --------------------------------------------------------------------------------------
 
@@ -57,10 +64,12 @@ class JournalMachine(RuleBasedStateMachine):
                 if answering is not None and answering.kind == "repair":
                     event("second repair read")
                     self.second_read = True
+                    self.second_request = output
                 self.pending.append(output)
             elif isinstance(output, Replace):
                 event("replace")
                 self.second_read = False
+                self.second_request = None
             else:
                 event(type(output).__name__)
 
@@ -81,6 +90,9 @@ class JournalMachine(RuleBasedStateMachine):
         self.next_live = cursor + 1
         self.sent = []
         self.second_read = False
+        self.second_request = None
+        self.sent_last = cursor
+        self.gap_in_second_read = False
 
     @precondition(lambda self: self.connected and self.next_live < len(self.log))
     @rule(data=st.data())
@@ -88,7 +100,11 @@ class JournalMachine(RuleBasedStateMachine):
         n = data.draw(st.sampled_from([1, 1, 1, 2, 3]), label="width")
         last = min(len(self.log) - 1, self.next_live + n - 1)
         entry = self.entry(self.next_live, last)
+        if self.second_read and entry[0] > self.sent_last + 1:
+            event("gap during second read")
+            self.gap_in_second_read = True
         self.next_live = last + 1
+        self.sent_last = last
         self.sent.append(entry)
         self.handle(self.journal.entry(entry))
 
@@ -148,6 +164,19 @@ class JournalMachine(RuleBasedStateMachine):
         start = data.draw(st.integers(0, max(top, 0)), label="page start")
         page = self.chunked(data, start, end)
         joins = request.kind == "prepend" and self.journal.first_cursor in (request.before, None)
+        if self.gap_in_second_read and request is self.second_request:
+            before = list(self.journal.window)
+            try:
+                self.journal.page(request, page, start > 0)
+            except CursorMismatch as exc:
+                assert "page did not reach its opening cursor" in str(exc)
+            else:
+                raise AssertionError("a gap during the second repair read was accepted")
+            assert self.journal.failed is not None and self.journal.window == before
+            self.window_matches_log()
+            event("repair failed after a gap during the second read")
+            self._fresh()
+            return
         try:
             self.handle(self.journal.page(request, page, start > 0), request)
         except DiscontinuousHistory:
@@ -179,3 +208,39 @@ class JournalMachine(RuleBasedStateMachine):
 JournalMachine.TestCase.settings = settings(max_examples=400, stateful_step_count=50, deadline=None,
                                             suppress_health_check=[HealthCheck.too_slow])
 TestJournalStateful = JournalMachine.TestCase
+
+
+class _Draws:
+    """Scripted draws for driving the model's rules by hand."""
+
+    def __init__(self, *values: Any) -> None:
+        self.values = list(values)
+
+    def draw(self, strategy: Any, label: str | None = None) -> Any:
+        return self.values.pop(0)
+
+
+def test_model_expects_failure_for_gap_revealed_during_second_read(monkeypatch: Any) -> None:
+    """The sequence Hypothesis found: seq 39 is lost before the second read goes out (through 38), and the frame
+    that reveals the gap (40) is sent while it is in flight. The model must expect the journal to fail."""
+    events: list[str] = []
+    monkeypatch.setitem(globals(), "event", events.append)  # the rules report through Hypothesis's ``event``
+    m = JournalMachine()
+    m.log = list(range(34))
+    m.connect(_Draws(30, 4))  # opened at 33 with (30, 33)
+    m.check_window()
+    m.log.extend(range(100, 111))
+    m.lose(1)
+    m.live(_Draws(1))  # (35, 35): a gap, repair through 35
+    m.live(_Draws(1))
+    m.lose(1)
+    m.live(_Draws(1))  # (36, 36), then (38, 38)
+    m.lose(1)  # seq 39 lost; nothing shows it yet
+    m.answer(_Draws(m.pending[0], 32, 3, 1))
+    m.check_window()
+    assert m.second_request is not None and m.second_request.through == 38
+    m.live(_Draws(1))  # (40, 40) reveals the gap while the second read is in flight
+    m.answer(_Draws(m.second_request, 33, 3, 3))
+    m.check_window()
+    assert events[-2:] == ["gap during second read", "repair failed after a gap during the second read"]
+    assert not m.connected and m.journal.window == []

@@ -231,3 +231,54 @@ def test_export_markdown_equals_the_cli_markdown_of_the_same_nodes() -> None:
     prompts = [e["data"]["content"][0]["text"] for b in batches for e in b if e["type"] == "user/message"]
     for prompt in prompts:
         assert prompt.split("`")[0].strip() in value["text"]
+
+
+def test_trajectory_statuses_running_retried_and_error() -> None:
+    from conversation_support import Session as Events
+
+    from assembler.history import page_value
+
+    s = Events()
+    s.turn_start(1)
+    s.user("go")
+    s.step_start(1, 1)  # retried, then complete
+    s.texts(1, 1, 0, ["fir", "st"])
+    s.retry(1, 1)
+    s.texts(1, 1, 0, ["sec", "ond"])
+    s.message(1, 1, [{"type": "text", "text": "second"}])
+    s.step_end(1, 1)
+    s.step_start(1, 2)  # a retry that never completed: error
+    s.retry(1, 2, code="UPSTREAM", message="it broke")
+    s.step_end(1, 2)
+    s.turn_end(1, {"kind": "error", "error": {"message": "it broke", "code": "UPSTREAM"}})
+    s.turn_start(2)
+    s.user("again")
+    s.step_start(2, 1)  # still streaming: running
+    s.texts(2, 1, 0, ["still ", "going"])
+    viewer = Viewer()
+    viewer.load_page(json.dumps(page_value(s.events, None, None, max_messages=100)).encode())
+    rows = J(viewer.trajectory_view())["rows"]
+    steps = {(r["turn"], r["step"]): r for r in rows if r["kind"] == "step"}
+    assert steps[(1, 1)]["status"] == "retried" and steps[(1, 1)]["summary"] == "second"
+    assert steps[(1, 2)]["status"] == "error" and steps[(1, 2)]["error"] == "it broke"
+    assert steps[(2, 1)]["status"] == "running" and steps[(2, 1)]["summary"] == "still going"
+    ends = [r for r in rows if r["kind"] == "turn-end"]
+    assert [e["status"] for e in ends] == ["error"] and ends[0]["error"] == "it broke"
+
+
+def test_export_of_the_trajectory_and_context_views() -> None:
+    viewer = opened(demo_bytes())
+    rows = [r for r in J(viewer.trajectory_view())["rows"] if r["kind"] == "step"]
+    md = J(viewer.export("md", "trajectory", "Demo"))
+    assert md["name"] == "Demo-trajectory.md" and md["text"].startswith("# Demo: trajectory")
+    for row in rows:
+        assert f"**Turn {row['turn']} · step {row['step']}** · {row['status']}" in md["text"]
+        assert "TTFT" in md["text"] and row["model"] in md["text"]
+    html = J(viewer.export("html", "trajectory", "Demo"))["text"]
+    assert html.startswith("<!doctype html>") and "<script" not in html and "Turn 1 · step 1" in html
+    messages = J(viewer.context_view())["messages"]
+    ctx = J(viewer.export("md", "context", "<b>Demo</b>"))["text"]
+    assert ctx.startswith("# &lt;b>Demo&lt;/b>: model context")
+    assert ctx.count("\n## ") == len(messages)
+    for m in messages:
+        assert m["text"][:40] in ctx

@@ -163,6 +163,37 @@ def test_repair_fails_when_second_page_still_short() -> None:
     assert j.window == [(0, 4), (5, 9)]
 
 
+def _second_repair_read() -> tuple[Journal[R], PageRequest]:
+    """The sequence Hypothesis found (tests/property/test_journal_stateful.py): seq 34 and 37 lost, duplicates
+    queued, the first read (through 35) answered, so the second read goes out through 38."""
+    j = opened(33, [(30, 33)])
+    [first] = j.entry((35, 35))
+    for entry in [(35, 35), (36, 36), (35, 35), (38, 38), (36, 36)]:
+        assert j.entry(entry) == []
+    [second] = j.page(first, [(32, 34), (35, 35)], True)
+    assert isinstance(second, PageRequest) and (second.kind, second.through) == ("repair", 38)
+    return j, second
+
+
+def test_gap_during_second_repair_read_fails_without_a_third_read() -> None:
+    j, second = _second_repair_read()
+    assert j.entry((40, 40)) == []  # seq 39 was lost while the second read was in flight
+    with pytest.raises(CursorMismatch, match=r"page did not reach its opening cursor \(a gap, target 40\)"):
+        j.page(second, [(33, 35), (36, 38)], True)
+    assert j.window == [(30, 33)] and j.last_cursor == 33 and not j.repairing
+    with pytest.raises(JournalFailed):
+        j.entry((41, 41))
+
+
+def test_live_frames_following_during_second_repair_read_are_merged() -> None:
+    j, second = _second_repair_read()
+    assert j.entry((39, 39)) == [] and j.entry((40, 41)) == []
+    out = j.page(second, [(33, 35), (36, 38)], True)
+    assert out == [Replace(((33, 35), (36, 38), (39, 39), (40, 41)), True)]
+    assert (j.first_cursor, j.last_cursor, j.repairing) == (33, 41, False)
+    assert j.entry((42, 42)) == [Append((42, 42))]
+
+
 def test_repair_page_must_end_at_requested_cursor() -> None:
     j = opened()
     [request] = j.entry((12, 12))

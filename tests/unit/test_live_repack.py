@@ -205,3 +205,16 @@ def test_a_journal_that_keeps_its_window_is_repacked_too() -> None:
     logical = [e for r in journal.window for e in (
         expand_row(r.event.to_storage()) if type(r) is ChunksRecord else [msgspec.to_builtins(r.event)])]
     assert logical == s.events
+
+
+def test_malformed_chunks_are_never_packed_and_never_raise() -> None:
+    s = step_with_text(4)
+    s.chunk(1, 1, {"type": [], "index": 0})  # unhashable chunk type
+    s.chunk(1, 1, {"type": "block-end", "index": [0]})  # unhashable index
+    s.chunk(1, 1, {"type": "block-end", "index": 0, "block": {"type": "text", "text": "done"}})
+    server = follow(s)
+    for seq in range(2, len(s.events)):
+        packed, plain = ({k: v for k, v in u.items() if k != "stats"} for u in server.send([seq]))
+        assert packed == plain and "exception" not in packed
+    assert row_count(server.viewers[0]) == 1
+    same_view(*server.viewers)

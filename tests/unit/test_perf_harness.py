@@ -70,8 +70,8 @@ def test_ratios_are_numbers(quick_run):
             continue
         for part in ("wire", "storage"):
             assert all(_is_number(v) for v in scenario[part]["reduction_pct"].values())
-    for goal in results["goals"]:
-        assert _is_number(goal["measured"]), goal["id"]
+    for goal in results["goals"]:  # the browser goals wait for --browser: shown as not measured
+        assert _is_number(goal["measured"]) or goal["benchmark"] == "browser", goal["id"]
 
 
 @pytest.mark.slow
@@ -95,8 +95,12 @@ def test_structural_fields_hold(quick_run):
 @pytest.mark.slow
 def test_quick_goals_are_shown_but_not_judged(quick_run):
     _, results, _ = quick_run
-    assert {g["id"] for g in results["goals"]} == {"fold", "whitespace_prefix", "pager", "surface", "process"}
-    assert all(g["met"] is None and g["status"].startswith("not judged") for g in results["goals"])
+    cpython = {"fold", "whitespace_prefix", "pager", "surface", "process"}
+    browser = {"browser_floor", "browser_ratio", "browser_heap", "browser_file_memory"}
+    assert {g["id"] for g in results["goals"]} == cpython | browser
+    for g in results["goals"]:
+        assert g["met"] is None
+        assert g["status"] == "not measured" if g["id"] in browser else g["status"].startswith("not judged"), g
 
 
 @pytest.mark.slow

@@ -102,3 +102,16 @@ def test_huge_results_fall_back_to_bounded_slices() -> None:
 def test_generic_json_result_is_pretty_printed() -> None:
     body = render_section(tool("mystery", {"a": 1}, '{"ok":true,"items":[1,2]}'), 0)
     assert "code highlight" in body and "items" in body and '{"ok":true' not in body
+
+
+def test_question_and_plan_review_rows() -> None:
+    q = tool("ask_user_question", {"questions": [{"question": "Use <CUDA>?"}]}, "yes")
+    assert tool_summary("ask_user_question", json.dumps({"questions": [{"question": "Use <CUDA>?"}]})) == \
+        "ask_user_question: Use <CUDA>?"
+    body = render_section(q, 0)
+    assert "<li>Use &lt;CUDA&gt;?</li>" in body and "Answer" in body and "yes" in body
+    plan = tool("exit_plan_mode", {"plan": "1. read\n2. edit"}, "User rejected the plan", error=True)
+    assert tool_summary("exit_plan_mode", json.dumps({"plan": "1. read\n2. edit"})) == "exit_plan_mode: 1. read"
+    assert "1. read</span>" in render_node(plan)
+    body = render_section(plan, 0)
+    assert "Plan" in body and "Rejected" in body and "User rejected the plan" in body
