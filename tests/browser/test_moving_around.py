@@ -1,7 +1,6 @@
 """Moving around (issue 12 item 7): the URL follows the row in view (#session=ID&seq=N, replaceState), each row's
-copy buttons put the right text on the clipboard, "Load older" (the button, or scrolling near the top) keeps the
-first visible row in place (the virtual list's own anchoring), scrolling up near the top by hand loads older
-messages, and ``?`` shows the keyboard help."""
+copy buttons put the right text on the clipboard, scrolling up near the top by hand loads older messages (the
+page's own scrolling does not), and ``?`` shows the keyboard help."""
 
 from __future__ import annotations
 
