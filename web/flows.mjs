@@ -202,35 +202,21 @@ export async function openFile(blob, { all = false, maxMessages = PAGE_SIZE, nam
  * @param {() => void} change
  */
 export function keepPlace(change) {
-  change(); // the virtual list (vlist.mjs) keeps the first row on screen where it was when rows are inserted above
+  const anchor = view.firstInView();
+  const top = anchor ? anchor.getBoundingClientRect().top : 0;
+  change();
+  if (anchor?.isConnected) window.scrollBy(0, anchor.getBoundingClientRect().top - top);
 }
 
 let loadingOlder = false;
 
-/**
- * Scrolls until the row `anchor.key` is back at `anchor.top` (rows rendered around it settle their heights, which
- * can move it again: a few rounds).
- * @param {{key: string, top: number}} anchor
- */
-async function restorePlace(anchor) {
-  for (let round = 0; round < 8; round++) { // every frame for a while: the list may still move it (measured heights)
-    await view.idle();
-    await new Promise((resolve) => requestAnimationFrame(() => resolve(null)));
-    const row = view.element(anchor.key);
-    if (!row) continue; // not attached yet: the list attaches it on its next update
-    const moved = row.getBoundingClientRect().top - anchor.top;
-    if (Math.abs(moved) > 0.5) window.scrollBy(0, moved);
-  }
-}
-
+/** "Load older": prepends the previous page; the first row in view stays in place. */
 export async function loadOlder() {
   if (!state.canLoadOlder || loadingOlder) return false;
   loadingOlder = true;
-  document.documentElement.dataset.loadingOlder = "1"; // until the rows are in and the reader's row is back
+  document.documentElement.dataset.loadingOlder = "1"; // until the older rows are in
   els.older.disabled = true;
   progressStart("Loading older messages…");
-  const el = view.firstInView(); // the row being read: it stays where it is
-  const anchor = el?.dataset.key ? { key: el.dataset.key, top: el.getBoundingClientRect().top } : null;
   try {
     const result = await bridge.json("older", { maxMessages: PAGE_SIZE });
     clearAlert("older");
@@ -238,7 +224,6 @@ export async function loadOlder() {
     else if (result.requests) await answerRequests(result.requests);
     else applyUpdate(result);
     await view.renderKeys(view.visibleKeys(FIRST_SCREEN_MARGIN_PX));
-    if (anchor) await restorePlace(anchor);
     return true;
   } catch (err) {
     setAlert("older", `Could not load older messages: ${/** @type {Error} */ (err).message}. The rows shown stay.`);
