@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from assembler.browser import Viewer
 from assembler.commands.export import export_html
+from assembler.errors import MatchOrderError
 from assembler.history import MessageIndex
 from assembler.logfile import parse_session_bytes
 from assembler.transcript import assemble_checked, canonical_json
@@ -120,6 +121,19 @@ def test_wrong_types_never_escape_the_fold(mutated: Mutated) -> None:
     result = parse_session_bytes(data)
     if result.error is not None:
         assert result.error.line is not None  # the parser names the line (and the field in its message)
+    try:
+        _fold_everywhere(data, result)
+    except MatchOrderError as exc:
+        # A value of the right type that breaks the log's order (a chunk naming a step before that step's start): a
+        # clear error naming the seq (``FILE: error: seq N: ...`` in the CLI, the page's alert), never a traceback.
+        assert str(exc).startswith(f"seq {exc.seq}: ") and any(e.get("seq") == exc.seq for e in _events(data))
+
+
+def _events(data: bytes) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in data.splitlines()[1:] if line.strip()]
+
+
+def _fold_everywhere(data: bytes, result: Any) -> None:
     index = MessageIndex(result.records)
     outputs = {}
     for scalar in (False, True):
