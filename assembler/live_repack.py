@@ -51,8 +51,8 @@ def _delta_block(event: SessionEvent) -> tuple[Any, Any, Any] | None:
     if type(data) is not dict:
         return None
     chunk = data.get("chunk")
-    if type(chunk) is not dict or chunk.get("type") not in _DELTAS:
-        return None
+    if type(chunk) is not dict or type(chunk.get("type")) is not str or chunk["type"] not in _DELTAS:
+        return None  # a chunk type of the wrong JSON type (a list is unhashable) is no delta
     turn, step, index = data.get("turn"), data.get("step"), chunk.get("index")
     if not (_number(turn) and _number(step) and _number(index)):
         return None
