@@ -1,8 +1,14 @@
 // @ts-check
 // A virtual list over the document's scroll: only the rows within `overscan` pixels of the viewport are in the DOM;
 // the rest are two spacers whose heights come from each row's measured height (or its estimate until it has been
-// seen). Rows far from the viewport are removed, not hidden, so the DOM stays bounded at any scroll position. The
-// first row on screen keeps its place when rows above it change height or are inserted ("Load older").
+// seen). Rows far from the viewport are removed, not hidden, so the DOM stays bounded at any scroll position.
+//
+// The reader's row (the first row whose bottom is below the reading line, `inset`: the sticky header's bottom, when
+// the rows last changed; held until the reader scrolls by hand) keeps its place on screen: when rows are inserted above it ("Load older"), the new rows in reach are attached
+// and measured at once and scrollTop is set from the measured offsets; when a row above it changes height later
+// (its HTML arrives, a section opens), the ResizeObserver's new height minus the height the layout used is added to
+// scrollTop. The list does this itself, so the browser's own scroll anchoring is off in it (it picked other nodes
+// and corrected twice). A reader at the end stays at the end instead (live follow).
 
 /**
  * @typedef {{
@@ -11,8 +17,12 @@
  *   create: (i: number) => HTMLElement,
  *   release?: (key: string, el: HTMLElement) => void,
  *   overscan?: number,
+ *   inset?: () => number,
  * }} ListOptions
  */
+
+/** The reader moving by hand (wheel, touch, keys, pointer): the row held since the last change is let go. */
+const INPUT_EVENTS = ["wheel", "touchstart", "keydown", "pointerdown"];
 
 export class VirtualList {
   /**
@@ -23,6 +33,8 @@ export class VirtualList {
     this.container = container;
     this.opts = options;
     this.overscan = options.overscan ?? 1200;
+    /** the viewport y of the reading line: rows above it are covered (by a sticky header) */
+    this.inset = options.inset ?? (() => 0);
     this.count = 0;
     /** @type {Map<string, number>} measured heights by key (kept across updates) */
     this.heights = new Map();
@@ -40,6 +52,7 @@ export class VirtualList {
     this.top.setAttribute("aria-hidden", "true");
     this.bottom.setAttribute("aria-hidden", "true");
     container.replaceChildren(this.top, this.bottom);
+    container.style.overflowAnchor = "none"; // the list keeps the reader's row in place itself
     this.frame = 0;
     this.suspended = false;
     this.resize = new ResizeObserver((entries) => this._resized(entries));
@@ -51,6 +64,10 @@ export class VirtualList {
     };
     window.addEventListener("scroll", this._onScroll, { passive: true });
     window.addEventListener("resize", this._onScroll, { passive: true });
+    /** @type {string | null} the row kept in place since the last change of rows, until the reader moves */
+    this.hold = null;
+    this._byHand = () => { this.hold = null; };
+    for (const type of INPUT_EVENTS) window.addEventListener(type, this._byHand, { passive: true, capture: true });
   }
 
   /** Rows changed (count, order or membership); keeps the first row on screen where it was. Attached rows whose
@@ -58,6 +75,7 @@ export class VirtualList {
   /** @param {number} count */
   setCount(count) {
     const anchor = this._anchor();
+    this.hold = anchor ? anchor.key : null;
     this.count = count;
     this.first = Math.min(this.first, count);
     this.last = Math.min(this.last, count);
@@ -76,15 +94,31 @@ export class VirtualList {
     }
   }
 
-  /** The key and viewport top of the first attached row on screen, to restore after a layout change. */
+  /** The key and viewport top of the reader's row (the first attached row whose bottom is below the reading
+   * line), to restore after rows change. */
   _anchor() {
+    const line = this.inset();
     for (let el = this.top.nextElementSibling; el && el !== this.bottom; el = el.nextElementSibling) {
       const key = /** @type {HTMLElement} */ (el).dataset.key;
-      if (!key) continue;
+      if (!key || /** @type {HTMLElement} */ (el).hidden) continue;
       const r = el.getBoundingClientRect();
-      if (r.bottom > 0) return { key, top: r.top };
+      if (r.bottom > line + 1) return { key, top: r.top };
     }
     return null;
+  }
+
+  /** Reads the height of every attached row now (one layout); returns true when one differs from the list's. */
+  _measure() {
+    let changed = false;
+    for (const [key, el] of this.attached) {
+      const h = el.getBoundingClientRect().height;
+      if (h > 0 && this.heights.get(key) !== h) {
+        this.heights.set(key, h);
+        changed = true;
+      }
+    }
+    if (changed) this.dirty = true;
+    return changed;
   }
 
   /** @param {number} i */
@@ -145,10 +179,21 @@ export class VirtualList {
   update(anchor = null) {
     if (this.suspended || !this.container.isConnected || !this.container.getClientRects().length) return;
     this._layout();
-    if (anchor) {
-      const i = this.indexOf(anchor.key);
-      if (i >= 0) window.scrollTo(0, this._containerTop() + this.offsets[i] - anchor.top);
+    const at = anchor ? this.indexOf(anchor.key) : -1;
+    const place = () => window.scrollTo(0, this._containerTop() + this.offsets[at] - /** @type {{top: number}} */ (anchor).top);
+    if (at >= 0) place(); // near enough to attach the right rows (the old spacers may clamp it)
+    this._attachInView();
+    if (at < 0) return;
+    if (this._measure()) { // the rows just attached are laid out at their real heights, not the estimates
+      this._layout();
+      this._setSpacers();
+      this.schedule(); // the rows in reach may differ a little now
     }
+    place();
+  }
+
+  /** Attaches the rows within `overscan` of the viewport. */
+  _attachInView() {
     const base = this._containerTop();
     const viewTop = window.scrollY - base - this.overscan;
     const viewBottom = window.scrollY - base + window.innerHeight + this.overscan;
@@ -184,35 +229,46 @@ export class VirtualList {
     }
     this.first = first;
     this.last = last;
-    this.top.style.height = `${this.offsets[first]}px`;
-    this.bottom.style.height = `${this.offsets[this.count] - this.offsets[last]}px`;
+    this._setSpacers();
+  }
+
+  _setSpacers() {
+    this.top.style.height = `${this.offsets[this.first]}px`;
+    this.bottom.style.height = `${this.offsets[this.count] - this.offsets[this.last]}px`;
   }
 
   /** @param {ResizeObserverEntry[]} entries */
   _resized(entries) {
+    // The last frame showed every attached row at the height the list's layout has for it; rows above the reader's
+    // row (found in that layout) that now measure otherwise moved it by the difference, which scrollTop takes back.
+    this._layout();
+    /** @type {Map<string, number>} */
+    const index = new Map();
+    for (let i = this.first; i < this.last; i++) index.set(this.opts.key(i), i);
+    const held = this.hold === null ? undefined : index.get(this.hold);
+    const reader = held ?? this._indexAt(Math.max(0, window.scrollY - this._containerTop() + this.inset()));
     let changed = false;
+    let shift = 0;
     for (const entry of entries) {
       const el = /** @type {HTMLElement} */ (entry.target);
       const key = el.dataset.key;
       if (!key || !el.isConnected) continue;
       const h = el.getBoundingClientRect().height;
-      if (h > 0 && this.heights.get(key) !== h) {
+      const i = index.get(key);
+      if (h > 0 && i !== undefined && this._height(i) !== h) {
+        if (i < reader) shift += h - this._height(i);
         this.heights.set(key, h);
         changed = true;
       }
     }
     if (!changed) return;
-    const anchor = this._anchor();
     this.dirty = true;
     this._layout();
-    this.top.style.height = `${this.offsets[this.first]}px`;
-    this.bottom.style.height = `${this.offsets[this.count] - this.offsets[this.last]}px`;
+    this._setSpacers();
     if (this.pinned && this.last === this.count) {
       window.scrollTo(0, (document.scrollingElement || document.documentElement).scrollHeight);
-    } else if (anchor) {
-      const el = this.attached.get(anchor.key);
-      const now = el ? el.getBoundingClientRect().top : anchor.top;
-      if (Math.abs(now - anchor.top) > 0.5) window.scrollBy(0, now - anchor.top);
+    } else if (shift) {
+      window.scrollBy(0, shift);
     }
     this.schedule();
   }
@@ -224,6 +280,7 @@ export class VirtualList {
    */
   scrollToIndex(i, block = "start") {
     if (i < 0 || i >= this.count) return null;
+    this.hold = null;
     this._layout();
     const base = this._containerTop();
     const y = base + this.offsets[i];
@@ -253,6 +310,7 @@ export class VirtualList {
   destroy() {
     window.removeEventListener("scroll", this._onScroll);
     window.removeEventListener("resize", this._onScroll);
+    for (const type of INPUT_EVENTS) window.removeEventListener(type, this._byHand, { capture: true });
     this.resize.disconnect();
     if (this.frame) cancelAnimationFrame(this.frame);
   }
