@@ -1,12 +1,14 @@
 """Moving around (issue 12 item 7): the URL follows the row in view (#session=ID&seq=N, replaceState), each row's
 copy buttons put the right text on the clipboard, scrolling up near the top by hand loads older messages (the
-page's own scrolling does not), and ``?`` shows the keyboard help."""
+page's own scrolling does not), "Load older" keeps the reader's row where it was on screen once the older rows are
+rendered and measured, and ``?`` shows the keyboard help."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING
 
+import pytest
 from playwright.sync_api import Page
 from session_builder import Session
 
@@ -168,18 +170,19 @@ SETTLE = """async () => {
 }"""
 
 
-def test_load_older_keeps_the_readers_row_in_place(viewer: Viewer) -> None:
+@pytest.mark.parametrize(("row", "dy"), [(1, 0), (2, -40), (5, 60)])
+def test_load_older_keeps_the_readers_row_in_place(viewer: Viewer, row: int, dy: int) -> None:
     result = viewer.open_file(viewer.add_file("varied.jsonl", varied_session("varied")))
     assert result["inputs"] > 0
     page = viewer.page
     assert page.locator("#load-older").is_visible()
     before = count_rows(page)
-    # The reader is at some row near the top of what is shown: the 6th row's top a little below the header.
-    page.evaluate("""async () => {
+    # The reader is at some row near the top of what is shown: row `row` scrolled to the top, then by `dy` px.
+    page.evaluate("""([row, dy]) => {
         const tv = window.transcriptViewer;
-        tv.view.focusKey(tv.view.shownKeys()[5], { block: 'start' });
-        window.scrollBy(0, -40);
-    }""")
+        tv.view.focusKey(tv.view.shownKeys()[row], { block: 'start' });
+        window.scrollBy(0, dy);
+    }""", [row, dy])
     page.evaluate(SETTLE)
     first = page.evaluate(FIRST_ROW)
     assert first is not None
