@@ -4,6 +4,10 @@ Rules (ASSEMBLY 5.3): ``step/start`` starts, with id ``"turn:step"``; chunks, ro
 ``assistant/message`` and ``llm/retry`` update. Scalar chunks and packed rows go through the shared block fold
 (``_blocks.StreamFold``) and give the same state. A retry resets everything but ``firstTokenTime`` and hides the
 node; a closed step or turn without a message yields a synthetic interrupted node at boundary seq - 0.9.
+A running step with nothing visible has a node (hidden) only when something was visible in this attempt
+(``firstVisibleSeq`` is set: state alone, so a fresh fold of the same window builds the same node) or when the
+Context already has a chat node (the reference keeps it after a retry; widened to every cause, since returning
+None after a node breaks the contract: a visible block replaced by an empty one must not withdraw the node).
 A tool call is shown once: in its step while it streams, then in its own ``tool`` row. So the tool events ``Tool``
 claims are claimed here too, as updates that change no state: the step is published again when its call gets a row.
 """
@@ -186,7 +190,7 @@ class ChatAssistant(Definition):
         else:
             status = "running"
             visible = stream.visible_blocks > 0
-            if not visible and not (state.hidden and "chat" in context.current):
+            if not visible and stream.first_visible_seq is None and "chat" not in context.current:
                 return None
         first = context.matches[0] if context.matches else None
         anchor: Any

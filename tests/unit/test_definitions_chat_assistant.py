@@ -128,6 +128,21 @@ def test_retry_resets_but_keeps_first_token_time():
     assert node.visibility == "visible"
 
 
+def test_running_step_whose_visible_block_empties_is_hidden_in_a_fresh_fold():
+    # Nothing visible any more, but something was (firstVisibleSeq set): the node stays, hidden, in any fold.
+    s = Session()
+    s.step_start(1, 1)
+    s.texts(1, 1, 0, ["he", "llo"])
+    s.chunk(1, 1, {"type": "block-start", "index": 0, "blockType": "reasoning"})
+    packed, scalar = both(s.events)
+    assert packed == scalar
+    (node,) = chat_nodes(s.events)
+    assert (node.visibility, node.data.status, node.anchorSeq, node.data.firstVisibleSeq) == ("hidden", "running", 1, 1)
+    # a retry clears firstVisibleSeq: a fresh fold has no node (the reference's rule)
+    s.retry(1, 1)
+    assert chat_nodes(s.events) == []
+
+
 def test_interrupted_by_turn_end_gives_synthetic_node():
     s = Session()
     s.turn_start(1)

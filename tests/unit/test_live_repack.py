@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import msgspec
 from conversation_support import Session
-from live_support import HEADER, LiveServer, assert_continuous, row_count, same_view
+from live_support import HEADER, LiveServer, assert_continuous, nodes_json, row_count, same_view
 
 from assembler.browser import Viewer
 from assembler.chunk_rows import expand_row
@@ -22,6 +22,8 @@ from assembler.records import (
     encode,
     record_range,
 )
+from assembler.transcript import assemble
+from definitions import default_definitions
 
 
 def block_end(s: Session, turn: int, step: int, index: int) -> int:
@@ -218,3 +220,19 @@ def test_malformed_chunks_are_never_packed_and_never_raise() -> None:
         assert packed == plain and "exception" not in packed
     assert row_count(server.viewers[0]) == 1
     same_view(*server.viewers)
+
+
+def test_a_running_step_whose_only_visible_block_empties_keeps_a_hidden_node() -> None:
+    """A visible block replaced by an empty reasoning block: the published node stays, hidden (the Definition
+    must never return None after a node), and a fresh fold of the same window builds that same hidden node."""
+    s = step_with_text(2)
+    s.chunk(1, 1, {"type": "block-start", "index": 0, "blockType": "reasoning"})
+    server = follow(s)
+    run(server)
+    packed, plain = server.viewers
+    (node,) = plain.chat.values()
+    assert node.kind == "assistant-step" and node.visibility == "hidden" and node.data.status == "running"
+    assert node.data.firstVisibleSeq == 2
+    same_view(packed, plain)
+    fresh = assemble(list(plain.assembler.window), plain.assembler.has_more, default_definitions())
+    assert msgspec.json.encode(fresh.chat) == nodes_json(plain)
