@@ -4,7 +4,7 @@
 // seen). Rows far from the viewport are removed, not hidden, so the DOM stays bounded at any scroll position.
 //
 // The reader's row (the first row whose bottom is below the reading line, `inset`: the sticky header's bottom, when
-// the rows last changed; held until the reader scrolls by hand) keeps its place on screen: when rows are inserted above it ("Load older"), the new rows in reach are attached
+// the rows last changed; held until the page is scrolled by anything but the list) keeps its place on screen: when rows are inserted above it ("Load older"), the new rows in reach are attached
 // and measured at once and scrollTop is set from the measured offsets; when a row above it changes height later
 // (its HTML arrives, a section opens), the ResizeObserver's new height minus the height the layout used is added to
 // scrollTop. The list does this itself, so the browser's own scroll anchoring is off in it (it picked other nodes
@@ -60,12 +60,14 @@ export class VirtualList {
     this._onScroll = () => {
       const doc = document.scrollingElement || document.documentElement;
       this.pinned = doc.scrollHeight - window.scrollY - window.innerHeight <= 48;
+      if (Math.abs(window.scrollY - this.ownY) > 1) this.hold = null; // scrolled by someone else: let the row go
       this.schedule();
     };
     window.addEventListener("scroll", this._onScroll, { passive: true });
     window.addEventListener("resize", this._onScroll, { passive: true });
     /** @type {string | null} the row kept in place since the last change of rows, until the reader moves */
     this.hold = null;
+    this.ownY = -1; // scrollY after the list's own last scroll
     this._byHand = () => { this.hold = null; };
     for (const type of INPUT_EVENTS) window.addEventListener(type, this._byHand, { passive: true, capture: true });
   }
@@ -168,6 +170,12 @@ export class VirtualList {
     });
   }
 
+  /** @param {number} y */
+  _scrollTo(y) {
+    window.scrollTo(0, y);
+    this.ownY = window.scrollY;
+  }
+
   _containerTop() {
     return this.container.getBoundingClientRect().top + window.scrollY;
   }
@@ -180,7 +188,7 @@ export class VirtualList {
     if (this.suspended || !this.container.isConnected || !this.container.getClientRects().length) return;
     this._layout();
     const at = anchor ? this.indexOf(anchor.key) : -1;
-    const place = () => window.scrollTo(0, this._containerTop() + this.offsets[at] - /** @type {{top: number}} */ (anchor).top);
+    const place = () => this._scrollTo(this._containerTop() + this.offsets[at] - /** @type {{top: number}} */ (anchor).top);
     if (at >= 0) place(); // near enough to attach the right rows (the old spacers may clamp it)
     this._attachInView();
     if (at < 0) return;
@@ -268,7 +276,7 @@ export class VirtualList {
     if (this.pinned && this.last === this.count) {
       window.scrollTo(0, (document.scrollingElement || document.documentElement).scrollHeight);
     } else if (shift) {
-      window.scrollBy(0, shift);
+      this._scrollTo(window.scrollY + shift);
     }
     this.schedule();
   }
