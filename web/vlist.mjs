@@ -4,11 +4,12 @@
 // seen). Rows far from the viewport are removed, not hidden, so the DOM stays bounded at any scroll position.
 //
 // The reader's row (the first row whose bottom is below the reading line, `inset`: the sticky header's bottom, when
-// the rows last changed; held until the page is scrolled by anything but the list) keeps its place on screen: when rows are inserted above it ("Load older"), the new rows in reach are attached
-// and measured at once and scrollTop is set from the measured offsets; when a row above it changes height later
-// (its HTML arrives, a section opens), the ResizeObserver's new height minus the height the layout used is added to
-// scrollTop. The list does this itself, so the browser's own scroll anchoring is off in it (it picked other nodes
-// and corrected twice). A reader at the end stays at the end instead (live follow).
+// the rows last changed; held until the page is scrolled by anything but the list) keeps its place on screen: when
+// rows are inserted above it ("Load older"), the new rows in reach are attached and measured at once and scrollTop
+// is set from the measured offsets; when a row above it changes height later (its HTML arrives, a section opens),
+// the ResizeObserver's new height minus the height the layout used is added to scrollTop. The list does this itself,
+// so the browser's own scroll anchoring is off in it (it picked other nodes and corrected twice). A reader at the
+// end stays at the end instead (live follow).
 
 /**
  * @typedef {{
