@@ -31,7 +31,7 @@ def field(value: Any, path: str) -> Any:
 
 
 def _goal(gid: str, bench: str, what: str, measured: float | None, op: str, target: float, *, at_goal_size: bool,
-          detail: str = "", reference: str = "") -> dict[str, Any]:
+          detail: str = "", reference: str = "", unit: str = "x") -> dict[str, Any]:
     """A goal is judged only on a measurement at the sizes the issue names; smaller runs are shown, not judged."""
     met = None if measured is None else (measured >= target if op == ">=" else measured <= target)
     if met is None:
@@ -41,7 +41,7 @@ def _goal(gid: str, bench: str, what: str, measured: float | None, op: str, targ
     else:
         status = "met" if met else "not met"
     return {"id": gid, "benchmark": bench, "metric": what, "measured": measured, "goal": f"{op} {target:g}",
-            "met": met, "status": status, "detail": detail, "reference": reference}
+            "met": met, "status": status, "detail": detail, "reference": reference, "unit": unit}
 
 
 def number(value: Any) -> float | None:
@@ -133,7 +133,7 @@ def goals(benchmarks: dict[str, Any]) -> list[dict[str, Any]]:
                      reference=f"{REFERENCE['fold_ratio']:g}x"))
     growth = number(floor.get("packedHeapGrowthBytes"))
     out.append(_goal("browser_heap", "browser", "wasm heap growth of the first packed loadPage after boot (MB)",
-                     None if growth is None else round(growth / 1e6, 2), "<=", 16, at_goal_size=at_size,
+                     None if growth is None else round(growth / 1e6, 2), "<=", 16, at_goal_size=at_size, unit=" MB",
                      reference="the reference's packed path: 199 MB of V8 heap"))
     local = browser.get("localFile", {})
     detail = ""
@@ -144,7 +144,7 @@ def goals(benchmarks: dict[str, Any]) -> list[dict[str, Any]]:
                   f"{(local['jsHeapAfterBytes'] or 0) / 1e6:.0f} MB; {local['msWall'] / 1e3:.1f} s")
     tab = number(local.get("tabBytes"))
     out.append(_goal("browser_file_memory", "browser", "opening the unpacked log as a local file: tab memory (MB)",
-                     None if tab is None else round(tab / 1e6, 1), "<=", 150, detail=detail,
+                     None if tab is None else round(tab / 1e6, 1), "<=", 150, detail=detail, unit=" MB",
                      at_goal_size=local.get("events") == LOGICAL_EVENTS))
     return out
 

@@ -9,10 +9,10 @@ from .goals import REFERENCE, number
 __all__ = ["summary"]
 
 
-def _fmt(value: float | None) -> str:
+def _fmt(value: float | None, unit: str = "x") -> str:
     if value is None:
         return "—"
-    return f"{value:.1f}x" if value >= 10 else f"{value:.2f}x"
+    return f"{value:.1f}{unit}" if value >= 10 else f"{value:.2f}{unit}"
 
 
 def summary(results: dict[str, Any]) -> str:
@@ -31,7 +31,8 @@ def summary(results: dict[str, Any]) -> str:
     width = max(len("status"), *(len(g["status"]) for g in results["goals"])) + 2
     lines.append(f"  {'goal':<20}{'measured':>10}  {'target':<7} {'status':<{width}}details")
     for g in results["goals"]:
-        lines.append(f"  {g['id']:<20}{_fmt(g['measured']):>10}  {g['goal']:<7} {g['status']:<{width}}{g['detail']}")
+        measured = _fmt(g["measured"], g.get("unit", "x"))
+        lines.append(f"  {g['id']:<20}{measured:>10}  {g['goal']:<7} {g['status']:<{width}}{g['detail']}")
         if g["reference"]:
             lines.append(f"  {'':<20}{'':>10}  {'':<7} {'':<{width}}reference: {g['reference']}")
     fold = results["benchmarks"].get("fold", {}).get("result")

@@ -58,7 +58,6 @@ export function applyUpdate(update, { scroll = "keep" } = {}) {
     els.older.disabled = !update.canLoadOlder;
     showStats(update);
   }
-  if (update.digest) state.digest = update.digest;
   if (update.error) {
     const also = update.warnings?.length ? ` Also: ${update.warnings.join("; ")}` : "";
     setAlert(alertSource(update.error), describeError(update.error) + also);
@@ -130,7 +129,6 @@ export function resetView() {
   state.follow = null;
   state.sessionId = null;
   state.fileName = null;
-  state.digest = null;
   clearAlerts();
   view.clear();
   hooks.reset();

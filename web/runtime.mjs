@@ -19,7 +19,7 @@ export const view = new TranscriptView(els.transcript, bridge, {
  * What is open now. `mode`: nothing, a page (loadPage), a local file or a served session.
  * @type {{mode: "none" | "page" | "file" | "live", sessionId: string | null, fileName: string | null,
  *         follow: import("./sessions.mjs").Follow | null, liveOpened: boolean, canLoadOlder: boolean,
- *         hasMore: boolean, digest: string | null, pending: string | null}}
+ *         hasMore: boolean, pending: string | null}}
  */
 export const state = {
   mode: "none",
@@ -29,7 +29,6 @@ export const state = {
   liveOpened: false,
   canLoadOlder: false,
   hasMore: false,
-  digest: null,
   pending: null, // a session id picked before Python was ready (the latest pick wins)
 };
 

@@ -1,3 +1,4 @@
+// @ts-check
 // The Chat view: an ordered list of node metadata laid out by a virtual list (vlist.mjs): only the rows near the
 // viewport exist in the DOM, and their HTML is rendered lazily, by the worker's Python, when they are attached
 // (DESIGN rule 8); rows far away are removed, so the DOM stays bounded on any session. Recently rendered HTML is
@@ -7,21 +8,30 @@
 import { VirtualList } from "./vlist.mjs";
 import { listSessions } from "./sessions.mjs";
 
+/**
+ * A chat node as the worker describes it (no HTML).
+ * @typedef {{key: string, kind: string, seq: number, rev: number, size?: number, role?: string, hidden?: boolean,
+ *   turn?: number | null}} NodeMeta
+ */
+
 const HTML_CACHE_ROWS = 600; // rendered rows kept for scrolling back
 
 const USAGE_LABELS = [["inputTokens", "input"], ["outputTokens", "output"], ["cacheReadTokens", "cache read"],
   ["cacheWriteTokens", "cache write"], ["reasoningTokens", "reasoning"]];
 
+/** @param {number} n @param {string} noun */
 function plural(n, noun) {
   return `${n.toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`;
 }
 
+/** @param {number} n */
 function tokens(n) {
   return n >= 10000 ? `${(n / 1000).toFixed(1)}K` : n.toLocaleString("en-US");
 }
 
 // The header's session totals (assembler.transcript.SessionSummary, sent with updates): counts, token usage as
 // recorded (any subset), models. Durations are never shown here; plain text only.
+/** @param {any} summary the update's session summary */
 export function summaryText(summary) {
   if (!summary || typeof summary !== "object") return "";
   const parts = [plural(summary.turns || 0, "turn"), plural(summary.steps || 0, "step"),
@@ -35,6 +45,7 @@ export function summaryText(summary) {
   return parts.join(" · ");
 }
 
+/** @param {NodeMeta | undefined} meta */
 function estimateHeight(meta) {
   if (!meta) return 48;
   const size = Math.min(meta.size || 0, 20000);
@@ -68,14 +79,17 @@ export class TranscriptView {
     /** @type {(meta: any) => HTMLElement | null} */
     this.decorate = (_meta) => null;
     this.metas = new Map(); // key → node meta from the worker
-    this.order = []; // keys in display order
-    this.shown = []; // the keys of `order` that are shown (events only with "Events")
+    /** @type {string[]} keys in display order */
+    this.order = [];
+    /** @type {string[]} the keys of `order` that are shown (events only with "Events") */
+    this.shown = [];
     this.els = new Map(); // key → <article>, for the rows in the DOM only
     this.renderedRev = new Map(); // key → rev of the HTML in its <article>
     this.cache = new Map(); // key → {rev, html}, most recently filled last
     this.wanted = new Set();
     this.showEvents = false;
     this.inflight = null;
+    /** @type {(() => void)[]} */
     this.idleWaiters = [];
     this.epoch = 0; // bumped by clear(): answers to requests made before it are dropped (keys repeat across windows)
     this.list = new VirtualList(container, {
@@ -101,7 +115,8 @@ export class TranscriptView {
     this.list.heights.clear();
     this.list.setCount(0);
     this._showSummary(null);
-    this.served = null; // the served list is asked again for the next session
+    /** @type {Promise<any[]> | null} the served list, asked again for the next session */
+    this.served = null;
   }
 
   // The session totals element: in the page header when there is one, else just above the transcript.
@@ -118,6 +133,7 @@ export class TranscriptView {
     return el;
   }
 
+  /** @param {any} summary */
   _showSummary(summary) {
     const text = summaryText(summary);
     if (!text && !document.getElementById("session-summary")) return;
@@ -128,14 +144,15 @@ export class TranscriptView {
   }
 
   // Applies an update ({replace, nodes, removed}); returns true when the set of nodes changed.
+  /** @param {{replace?: boolean, nodes?: NodeMeta[], removed?: string[], summary?: any}} update */
   apply(update) {
     if (!update || !Array.isArray(update.nodes)) return false;
     if (update.summary) this._showSummary(update.summary);
     if (update.replace) {
-      const keep = new Set(update.nodes.map((n) => n.key));
+      const keep = new Set(update.nodes.map((/** @type {NodeMeta} */ n) => n.key));
       for (const key of [...this.metas.keys()]) if (!keep.has(key)) this._forget(key);
       for (const meta of update.nodes) this.metas.set(meta.key, meta);
-      this.order = update.nodes.map((n) => n.key);
+      this.order = update.nodes.map((/** @type {NodeMeta} */ n) => n.key);
     } else {
       for (const key of update.removed || []) this._forget(key);
       for (const meta of update.nodes) {
@@ -153,6 +170,7 @@ export class TranscriptView {
     return true;
   }
 
+  /** @param {string} key */
   _forget(key) {
     this.metas.delete(key);
     this.cache.delete(key);
@@ -160,6 +178,7 @@ export class TranscriptView {
     if (i >= 0) this.order.splice(i, 1);
   }
 
+  /** @param {string} key */
   _insertOrdered(key) {
     const seq = this.metas.get(key).seq;
     let lo = 0;
@@ -172,6 +191,7 @@ export class TranscriptView {
     this.order.splice(lo, 0, key);
   }
 
+  /** @param {NodeMeta} meta */
   _shown(meta) {
     return this.showEvents || !meta.hidden; // meta.hidden: decided once, in Python (assembler.views)
   }
@@ -182,11 +202,13 @@ export class TranscriptView {
     this.list.setCount(this.shown.length);
   }
 
+  /** @param {boolean} on */
   setShowEvents(on) {
     this.showEvents = on;
     this._reshow();
   }
 
+  /** @param {string} key */
   _create(key) {
     const meta = this.metas.get(key);
     const el = document.createElement("article");
@@ -220,6 +242,7 @@ export class TranscriptView {
   }
 
   // Renders the given keys now (awaits the worker); a key not in the DOM is rendered into the cache.
+  /** @param {string[]} keys */
   async renderKeys(keys) {
     for (const key of keys) this.wanted.add(key);
     await this._pump();
@@ -262,8 +285,8 @@ export class TranscriptView {
     }
     const epoch = this.epoch;
     this.inflight = this.bridge.json("render", { keys }).then(
-      (result) => { if (epoch === this.epoch) this._fill(result); },
-      (err) => { this.onError(err); },
+      (/** @type {any} */ result) => { if (epoch === this.epoch) this._fill(result); },
+      (/** @type {Error} */ err) => { this.onError(err); },
     ).finally(() => {
       this.inflight = null;
       return this._pump();
@@ -271,6 +294,7 @@ export class TranscriptView {
     return this.inflight;
   }
 
+  /** @param {{html: Record<string, string>, revs: Record<string, number>}} result */
   _fill({ html, revs }) {
     for (const [key, markup] of Object.entries(html)) {
       this.cache.delete(key);
@@ -282,8 +306,9 @@ export class TranscriptView {
     while (this.cache.size > HTML_CACHE_ROWS) this.cache.delete(this.cache.keys().next().value);
   }
 
+  /** @param {HTMLElement} el @param {string} key @param {string} markup @param {number} rev */
   _set(el, key, markup, rev) {
-    const open = [...el.querySelectorAll("details[open]")].map((d) => d.dataset.block);
+    const open = [...el.querySelectorAll("details[open]")].map((d) => /** @type {HTMLElement} */ (d).dataset.block);
     el.innerHTML = markup; // produced by assembler.render (escaped, sanitised markdown)
     el.classList.remove("placeholder");
     el.style.minHeight = "";
@@ -293,7 +318,7 @@ export class TranscriptView {
     if (tools) el.append(tools);
     for (const block of open) {
       const d = el.querySelector(`details[data-block="${CSS.escape(block ?? "")}"]`);
-      if (d) d.open = true; // the toggle handler renders its body again
+      if (d instanceof HTMLDetailsElement) d.open = true; // the toggle handler renders its body again
     }
     this.onFilled(el);
     if (el.querySelector(".child-link:empty")) void this._linkChildren(el);
@@ -301,12 +326,14 @@ export class TranscriptView {
 
   // Subagent rows: a link to the child (or, in a child, the parent) session when the server serves it. The served
   // list says each session's header id, parent and own label; the row says the child's id or label.
+  /** @param {HTMLElement} root */
   async _linkChildren(root) {
     this.served ??= listSessions().then((answer) => answer.sessions || [], () => []);
     const list = await this.served;
     const current = new URLSearchParams(location.hash.replace(/^#/, "")).get("session");
     const me = list.find((s) => s.id === current);
     for (const span of root.querySelectorAll(".child-link:empty")) {
+      if (!(span instanceof HTMLElement)) continue;
       const { childSession, subagentLabel, parentLink } = span.dataset;
       let target = null;
       if (parentLink) {
@@ -336,11 +363,12 @@ export class TranscriptView {
   // Resolves once no render request is pending.
   idle() {
     if (!this.inflight && !this.wanted.size) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    return new Promise((resolve) => { this.idleWaiters.push(() => resolve(undefined)); });
   }
 
   // --- collapsed bodies and "Show more" -------------------------------------------------------------------------
 
+  /** @param {Event} event */
   _onToggle(event) {
     const details = event.target;
     if (!(details instanceof HTMLDetailsElement) || !details.open) return;
@@ -348,10 +376,11 @@ export class TranscriptView {
   }
 
   // Renders the body of an opened collapsed row (once); resolves when it is in place.
+  /** @param {HTMLDetailsElement} details */
   async _loadSection(details) {
     const body = details.querySelector(":scope > [data-pending]");
     const article = details.closest("article[data-key]");
-    if (!body || !article) return;
+    if (!(body instanceof HTMLElement) || !(article instanceof HTMLElement)) return;
     body.removeAttribute("data-pending");
     body.classList.add("loading");
     const epoch = this.epoch;
@@ -364,13 +393,14 @@ export class TranscriptView {
         this.onFilled(article);
       }
     } catch (err) {
-      this.onError(err);
+      this.onError(/** @type {Error} */ (err));
     } finally {
       body.classList.remove("loading");
     }
   }
 
   // Opens the collapsed parts of a row that hold text blocks `blocks` (a search match) and renders their bodies.
+  /** @param {string} key @param {string[]} blocks */
   async openBlocks(key, blocks) {
     const el = this.els.get(key);
     if (!el) return;
@@ -385,9 +415,10 @@ export class TranscriptView {
     await Promise.all(loads);
   }
 
+  /** @param {MouseEvent} event */
   async _onClick(event) {
-    const button = event.target.closest("button.show-more");
-    if (!button || !this.container.contains(button)) return;
+    const button = event.target instanceof Element ? event.target.closest("button.show-more") : null;
+    if (!(button instanceof HTMLButtonElement) || !this.container.contains(button)) return;
     button.disabled = true;
     const epoch = this.epoch;
     try {
@@ -398,10 +429,10 @@ export class TranscriptView {
       const article = button.closest("article[data-key]");
       button.insertAdjacentHTML("beforebegin", html); // produced by assembler.render
       button.remove();
-      if (article) this.onFilled(article);
+      if (article instanceof HTMLElement) this.onFilled(article);
     } catch (err) {
       button.disabled = false;
-      this.onError(err);
+      this.onError(/** @type {Error} */ (err));
     }
   }
 
@@ -411,6 +442,7 @@ export class TranscriptView {
     return this.shown;
   }
 
+  /** @param {string} key */
   element(key) {
     return this.els.get(key) || null;
   }
@@ -437,11 +469,12 @@ export class TranscriptView {
   }
 
   // Moves keyboard focus by `delta` shown nodes from the focused one (or from the top of the viewport).
+  /** @param {number} delta */
   focusBy(delta) {
     const keys = this.shown;
     if (!keys.length) return;
     const current = document.activeElement?.closest?.("article[data-key]");
-    let i = current ? keys.indexOf(current.dataset.key) : -1;
+    let i = current instanceof HTMLElement ? keys.indexOf(current.dataset.key ?? "") : -1;
     if (i < 0) {
       const visible = this.visibleKeys(0);
       i = visible.length ? keys.indexOf(delta > 0 ? visible[0] : visible[visible.length - 1]) - delta : -1;
@@ -451,6 +484,10 @@ export class TranscriptView {
   }
 
   // Scrolls a row into view (attaching it) and focuses it; returns its element.
+  /**
+   * @param {string} key
+   * @param {{block?: ScrollLogicalPosition}} [options]
+   */
   focusKey(key, { block = "nearest" } = {}) {
     const el = this.list.scrollToIndex(this.shown.indexOf(key), block);
     el?.focus({ preventScroll: true });

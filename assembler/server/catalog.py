@@ -23,11 +23,20 @@ from .confine import open_in_root
 from .identity import Identity, compare, identity_of
 from .listing import SessionFacts
 
-__all__ = ["FileMeta", "Catalog", "READ_PIECE"]
+__all__ = ["FileMeta", "Catalog", "READ_PIECE", "describe_problem"]
 
 READ_PIECE = 1 << 20
 """Bytes read from a file at a time (a zstd file: compressed bytes)."""
 
+
+
+def describe_problem(error: Exception | None, header: Any) -> str | None:
+    """The fault that stopped a session file's parse (with its line), or a missing header, as text; None when sound."""
+    if error is not None:
+        return str(error)
+    if header is None:
+        return str(SessionFileError("no session header", line=1))
+    return None
 
 class FileMeta:
     """What the session list shows of one file, kept up to date from its new bytes."""
@@ -53,11 +62,7 @@ class FileMeta:
 
     @property
     def problem(self) -> str | None:
-        if self.error is not None:
-            return str(self.error)
-        if self.header is None:
-            return str(SessionFileError("no session header", line=1))
-        return None
+        return describe_problem(self.error, self.header)
 
     def refresh_sync(self) -> None:
         """Read what changed (blocking).

@@ -29,7 +29,7 @@ from ..records import StorageRecord, encode
 from ..store import zstd
 from ..store.jsonl import read_stream
 from ..store.sqlite import is_sqlite_path
-from .catalog import READ_PIECE
+from .catalog import READ_PIECE, describe_problem
 from .confine import open_in_root
 from .identity import Identity, compare, identity_of
 from .listing import SessionFacts
@@ -237,11 +237,7 @@ class SessionSource:
 
     def problem(self) -> str | None:
         """The fault that stopped the parse (with its line), or a missing header, as text."""
-        if self.error is not None:
-            return str(self.error)
-        if self.header is None:
-            return str(SessionFileError("no session header", line=1))
-        return None
+        return describe_problem(self.error, self.header)
 
     async def subscribe(self, follower: Follower, max_messages: int) -> bytes:
         """Register ``follower`` and return its snapshot frame; no event can fall between the two."""

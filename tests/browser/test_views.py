@@ -61,6 +61,8 @@ def wait_rows(viewer: Viewer, view: str) -> int:
 def demo(viewer: Viewer) -> tuple[Viewer, bytes]:
     data = demo_bytes()
     viewer.page.evaluate("() => window.transcriptViewer.showView('chat')")
+    # Keys typed into a field are left alone: an earlier test may have left focus in one (the page is shared).
+    viewer.page.evaluate("() => { if (document.activeElement instanceof HTMLElement) document.activeElement.blur(); }")
     result = viewer.open_file(viewer.add_file("views-demo.jsonl", data), all=True)
     assert result["error"] is None
     return viewer, data
