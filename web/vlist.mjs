@@ -3,13 +3,14 @@
 // the rest are two spacers whose heights come from each row's measured height (or its estimate until it has been
 // seen). Rows far from the viewport are removed, not hidden, so the DOM stays bounded at any scroll position.
 //
-// The reader's row (the first row whose bottom is below the reading line, `inset`: the sticky header's bottom, when
-// the rows last changed; held until the page is scrolled by anything but the list) keeps its place on screen: when
-// rows are inserted above it ("Load older"), the new rows in reach are attached and measured at once and scrollTop
-// is set from the measured offsets; when a row above it changes height later (its HTML arrives, a section opens),
-// the ResizeObserver's new height minus the height the layout used is added to scrollTop. The list does this itself,
-// so the browser's own scroll anchoring is off in it (it picked other nodes and corrected twice). A reader at the
-// end stays at the end instead (live follow).
+// The reader's row keeps its place on screen. The list marks it (its key and viewport top) whenever the page is
+// scrolled by anyone else, when it scrolls to a row itself, and when the rows change (the first row whose bottom is
+// below the reading line, `inset`: the sticky header's bottom). Every update measures the rows it attaches at once
+// (one layout) and puts the marked row back before the frame is painted, so rows attached above it at heights other
+// than their estimates, or inserted above it ("Load older"), do not move it; when rows change height later (their
+// HTML arrives, a section opens), the ResizeObserver takes the new heights and puts it back again. The list does
+// this itself, so the browser's own scroll anchoring is off in it (it picked other nodes and corrected twice). A
+// reader at the end stays at the end instead (live follow).
 
 /**
  * @typedef {{
@@ -21,9 +22,6 @@
  *   inset?: () => number,
  * }} ListOptions
  */
-
-/** The reader moving by hand (wheel, touch, keys, pointer): the row held since the last change is let go. */
-const INPUT_EVENTS = ["wheel", "touchstart", "keydown", "pointerdown"];
 
 export class VirtualList {
   /**
@@ -61,24 +59,22 @@ export class VirtualList {
     this._onScroll = () => {
       const doc = document.scrollingElement || document.documentElement;
       this.pinned = doc.scrollHeight - window.scrollY - window.innerHeight <= 48;
-      if (Math.abs(window.scrollY - this.ownY) > 1) this.hold = null; // scrolled by someone else: let the row go
+      // scrolled by the reader or by someone else (scrollIntoView): the row they see now is the one to keep
+      if (Math.abs(window.scrollY - this.ownY) > 1) this.mark = this.container.getClientRects().length ? this._anchor() : null;
       this.schedule();
     };
     window.addEventListener("scroll", this._onScroll, { passive: true });
     window.addEventListener("resize", this._onScroll, { passive: true });
-    /** @type {string | null} the row kept in place since the last change of rows, until the reader moves */
-    this.hold = null;
+    /** @type {{key: string, top: number} | null} the reader's row and its viewport top as last shown */
+    this.mark = null;
     this.ownY = -1; // scrollY after the list's own last scroll
-    this._byHand = () => { this.hold = null; };
-    for (const type of INPUT_EVENTS) window.addEventListener(type, this._byHand, { passive: true, capture: true });
   }
 
   /** Rows changed (count, order or membership); keeps the first row on screen where it was. Attached rows whose
    * key is still within the new range stay attached (not re-created). */
   /** @param {number} count */
   setCount(count) {
-    const anchor = this._anchor();
-    this.hold = anchor ? anchor.key : null;
+    const anchor = this._markNow() ?? this._anchor();
     this.count = count;
     this.first = Math.min(this.first, count);
     this.last = Math.min(this.last, count);
@@ -97,15 +93,22 @@ export class VirtualList {
     }
   }
 
-  /** The key and viewport top of the reader's row (the first attached row whose bottom is below the reading
-   * line), to restore after rows change. */
-  _anchor() {
+  /** The mark, while its row is attached and shown. */
+  _markNow() {
+    const el = this.mark ? this.attached.get(this.mark.key) : undefined;
+    return el && !el.hidden ? this.mark : null;
+  }
+
+  /** The key and viewport top of the reader's row (the first attached row whose bottom is below the reading line);
+   * with `onScreen`, only a row that reaches into the viewport (after a jump the attached rows may be far away). */
+  /** @param {boolean} [onScreen] */
+  _anchor(onScreen = false) {
     const line = this.inset();
     for (let el = this.top.nextElementSibling; el && el !== this.bottom; el = el.nextElementSibling) {
       const key = /** @type {HTMLElement} */ (el).dataset.key;
       if (!key || /** @type {HTMLElement} */ (el).hidden) continue;
       const r = el.getBoundingClientRect();
-      if (r.bottom > line + 1) return { key, top: r.top };
+      if (r.bottom > line + 1) return onScreen && r.top >= window.innerHeight ? null : { key, top: r.top };
     }
     return null;
   }
@@ -182,23 +185,42 @@ export class VirtualList {
   }
 
   /**
-   * Attaches the rows near the viewport and detaches the rest.
-   * @param {{key: string, top: number} | null} [anchor] keep this row at this viewport top
+   * Attaches the rows near the viewport and detaches the rest. The rows just attached are measured at once (one
+   * layout), so the list's heights are the heights on screen from here on, and the reader's row is put back where it
+   * was (or where `anchor` says) before the frame is painted.
+   * @param {{key: string, top: number} | null} [anchor] keep this row at this viewport top (default: the reader's
+   *   row where it is now)
    */
   update(anchor = null) {
     if (this.suspended || !this.container.isConnected || !this.container.getClientRects().length) return;
     this._layout();
-    const at = anchor ? this.indexOf(anchor.key) : -1;
-    const place = () => this._scrollTo(this._containerTop() + this.offsets[at] - /** @type {{top: number}} */ (anchor).top);
-    if (at >= 0) place(); // near enough to attach the right rows (the old spacers may clamp it)
+    if (anchor) {
+      const at = this.indexOf(anchor.key);
+      // near enough to attach the right rows (the old spacers may clamp it); corrected below from the element
+      if (at >= 0) this._scrollTo(this._containerTop() + this.offsets[at] - anchor.top);
+    } else if (!this.pinned) {
+      anchor = this._markNow() ?? this._anchor(true);
+    }
     this._attachInView();
-    if (at < 0) return;
-    if (this._measure()) { // the rows just attached are laid out at their real heights, not the estimates
+    if (this._measure()) {
       this._layout();
       this._setSpacers();
       this.schedule(); // the rows in reach may differ a little now
     }
-    place();
+    this._restore(anchor);
+  }
+
+  /** Puts the anchor's row back at the anchor's viewport top (when it is attached) and marks it as shown there;
+   * without one, marks the reader's row where it is. @param {{key: string, top: number} | null} anchor */
+  _restore(anchor) {
+    const el = anchor ? this.attached.get(anchor.key) : undefined;
+    if (!anchor || !el || el.hidden) {
+      this.mark = this._anchor(true);
+      return;
+    }
+    const moved = el.getBoundingClientRect().top - anchor.top;
+    if (Math.abs(moved) > 0.5) this._scrollTo(window.scrollY + moved);
+    this.mark = { key: anchor.key, top: anchor.top };
   }
 
   /** Attaches the rows within `overscan` of the viewport. */
@@ -248,24 +270,15 @@ export class VirtualList {
 
   /** @param {ResizeObserverEntry[]} entries */
   _resized(entries) {
-    // The last frame showed every attached row at the height the list's layout has for it; rows above the reader's
-    // row (found in that layout) that now measure otherwise moved it by the difference, which scrollTop takes back.
-    this._layout();
-    /** @type {Map<string, number>} */
-    const index = new Map();
-    for (let i = this.first; i < this.last; i++) index.set(this.opts.key(i), i);
-    const held = this.hold === null ? undefined : index.get(this.hold);
-    const reader = held ?? this._indexAt(Math.max(0, window.scrollY - this._containerTop() + this.inset()));
+    // Rows changed height since they were measured (their HTML arrived, a section opened, the width changed): the
+    // list takes the new heights, and the reader's row goes back to where it was last shown.
     let changed = false;
-    let shift = 0;
     for (const entry of entries) {
       const el = /** @type {HTMLElement} */ (entry.target);
       const key = el.dataset.key;
-      if (!key || !el.isConnected) continue;
+      if (!key || !el.isConnected || !this.attached.has(key)) continue;
       const h = el.getBoundingClientRect().height;
-      const i = index.get(key);
-      if (h > 0 && i !== undefined && this._height(i) !== h) {
-        if (i < reader) shift += h - this._height(i);
+      if (h > 0 && this.heights.get(key) !== h) {
         this.heights.set(key, h);
         changed = true;
       }
@@ -276,8 +289,8 @@ export class VirtualList {
     this._setSpacers();
     if (this.pinned && this.last === this.count) {
       window.scrollTo(0, (document.scrollingElement || document.documentElement).scrollHeight);
-    } else if (shift) {
-      this._scrollTo(window.scrollY + shift);
+    } else {
+      this._restore(this._markNow());
     }
     this.schedule();
   }
@@ -289,7 +302,7 @@ export class VirtualList {
    */
   scrollToIndex(i, block = "start") {
     if (i < 0 || i >= this.count) return null;
-    this.hold = null;
+    this.mark = null;
     this._layout();
     const base = this._containerTop();
     const y = base + this.offsets[i];
@@ -300,7 +313,11 @@ export class VirtualList {
     else if (y < window.scrollY || y + h > window.scrollY + window.innerHeight) window.scrollTo(0, Math.max(0, y));
     this.update();
     const el = this.attached.get(this.opts.key(i)) || null;
-    el?.scrollIntoView({ block });
+    if (el) {
+      el.scrollIntoView({ block });
+      this.ownY = window.scrollY;
+      this.mark = { key: this.opts.key(i), top: el.getBoundingClientRect().top }; // kept there while rows above fill in
+    }
     return el;
   }
 
@@ -319,7 +336,6 @@ export class VirtualList {
   destroy() {
     window.removeEventListener("scroll", this._onScroll);
     window.removeEventListener("resize", this._onScroll);
-    for (const type of INPUT_EVENTS) window.removeEventListener(type, this._byHand, { capture: true });
     this.resize.disconnect();
     if (this.frame) cancelAnimationFrame(this.frame);
   }
