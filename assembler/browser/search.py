@@ -20,6 +20,7 @@ from .. import render
 from ..chunk_rows import expand_row
 from ..conversation import ConversationAssembler
 from ..history import MessageIndex
+from ..jsontext import reader_text
 from ..records import StorageRecord, StorageRow, encode_hook
 from ..views import ViewNode, hidden_by_default
 
@@ -38,7 +39,7 @@ class SearchIndex:
         hit = self._cache.get(node.key)
         if hit is not None and hit[0] == rev:
             return hit[1]
-        texts = [text.lower() for _, text in render.node_text_blocks(node)]
+        texts = [reader_text(text).lower() for _, text in render.node_text_blocks(node)]  # as the page shows it
         self._cache[node.key] = (rev, texts)
         return texts
 
