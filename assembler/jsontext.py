@@ -14,6 +14,7 @@ import json
 import re
 import secrets
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any
 
 import msgspec
@@ -48,8 +49,14 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def check_depth(raw: bytes | bytearray | memoryview, limit: int = MAX_DEPTH) -> None:
-    """Raise ``NestingError`` when ``raw`` nests deeper than ``limit``. Fast for ordinary lines: the brackets are
-    only walked (strings skipped) when there are more than ``limit`` of them.
+    """Raise ``NestingError`` when ``raw`` nests deeper than ``limit``. Exact on JSON texts; a text that is not JSON
+    may pass here when the bracket walk would refuse it, but never when a decoder could nest deeper than ``limit``
+    before finding the fault, and ``decode_json`` gives such a text the walk's verdict (``_walk_depth``).
+
+    Cost: a text with at most ``limit`` brackets is only counted. Otherwise a few C-level passes over the bytes
+    (``_structure_depth``: escapes and string contents dropped, brackets outside strings kept) and one step per
+    structural bracket, not per string; only a text they reach no verdict on, or find too deep, is walked token by
+    token (``_walk_depth``, which then decides).
 
     Raises:
         NestingError: too deep.
@@ -57,6 +64,48 @@ def check_depth(raw: bytes | bytearray | memoryview, limit: int = MAX_DEPTH) -> 
     data = raw if type(raw) is bytes else bytes(raw)
     if data.count(b"[") + data.count(b"{") <= limit:
         return
+    depth = _structure_depth(data, limit)
+    if depth is None or depth > limit:
+        _walk_depth(data, limit)
+
+
+# Every byte but the quote and the four brackets (deleted by ``bytes.translate``).
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
+_STEP = [0] * 256
+_STEP[ord("[")] = _STEP[ord("{")] = 1
+_STEP[ord("]")] = _STEP[ord("}")] = -1
+
+
+def _structure_depth(data: bytes, limit: int) -> int | None:
+    """The deepest nesting of ``data`` read as JSON: exact for a JSON text; for any other text, at least the nesting
+    of its longest JSON prefix (so a decoder that stops at the fault never nests deeper). ``None``: no verdict.
+    A text with at most ``limit`` brackets outside strings gets their count (at least its depth, within the limit).
+
+    Every backslash of a JSON text is in a string, where each one escapes the next byte: removing the ``\\\\``
+    pairs left to right, then every ``\\"``, leaves only the quotes that open and close strings. Keeping only the
+    quotes and brackets and dropping each adjacent pair of quotes (which keeps every bracket's side of a string)
+    leaves ``"…"`` only around brackets inside strings; what lies outside them is the structure.
+    """
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    skeleton = data.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+    if b'"' in skeleton:
+        pieces = skeleton.split(b'"')
+        if len(pieces) % 2 == 0:
+            return None  # an odd number of quotes: not JSON, the walk decides
+        skeleton = b"".join(pieces[::2])
+    opens = skeleton.count(b"[") + skeleton.count(b"{")
+    if opens <= limit:
+        return opens  # at least the depth
+    return max(accumulate(map(_STEP.__getitem__, skeleton)), default=0)
+
+
+def _walk_depth(data: bytes, limit: int) -> None:
+    """The bracket walk: every string token and bracket in order (the verdict for any text, JSON or not).
+
+    Raises:
+        NestingError: a bracket outside strings opens level ``limit + 1``.
+    """
     depth = 0
     for m in _TOKENS.finditer(data):
         c = m.group()
@@ -93,13 +142,26 @@ def decode_json(raw: bytes | bytearray | memoryview, decoder: Callable[[Any], An
     try:
         return decoder(raw)
     except msgspec.DecodeError:
-        if not has_lone_surrogate(raw):
-            raise
-        try:
-            value = json.loads(bytes(raw).decode("utf-8"))
-        except (ValueError, RecursionError):
-            raise msgspec.DecodeError("invalid JSON") from None
-        return value if type_ is None else convert(value, type_)
+        if has_lone_surrogate(raw):
+            try:
+                value = json.loads(bytes(raw).decode("utf-8"))
+            except (ValueError, RecursionError):
+                pass
+            else:
+                return value if type_ is None else convert(value, type_)
+        _not_json(raw, limit)
+        raise
+
+
+def _not_json(raw: bytes | bytearray | memoryview, limit: int) -> None:
+    """A text no decoder accepts: ``NestingError`` when the bracket walk finds it too deep (its verdict on any text,
+    which ``check_depth`` leaves to it for a text that is not JSON), else ``msgspec.DecodeError`` when only the
+    surrogate fallback refused it; returns otherwise (the caller re-raises the decoder's own error)."""
+    data = raw if type(raw) is bytes else bytes(raw)
+    if data.count(b"[") + data.count(b"{") > limit:
+        _walk_depth(data, limit)
+    if has_lone_surrogate(data):
+        raise msgspec.DecodeError("invalid JSON") from None
 
 
 def _mark(value: Any, nonce: str) -> Any:

@@ -5,9 +5,10 @@ through the viewer's own hook ``window.transcriptViewer.loadPage`` (Pyodide in t
 
 Two pages of the same logical events: *packed* (``history.page_value``: the 116 delta runs as chunk rows) and
 *scalar* (every event its own ``event`` record). Each mode runs in a fresh page (a fresh Pyodide, so the wasm heap
-of one mode is not inherited by the other); each load reports ``ms`` ``{decode, journal, fold, render}`` (decode:
+of one mode is not inherited by the other); each load reports ``ms`` ``{decode, journal, fold, html, render}`` (decode:
 msgspec over the page bytes; journal: opening the journal on the page; fold: ``replace_window`` + ``flush`` through
-the default Definitions; render: building the rows and rendering the first screen's HTML), the worker's wasm heap
+the default Definitions; html: the worker rendering the first screen's rows with the page; render: the page laying
+them out), the worker's wasm heap
 (``pyodide._module.HEAP8.length``) at boot and after each load, and the digest asked for afterwards
 (``transcriptViewer.digest()``, off the timed path). Before each load the page times ``TextDecoder`` +
 ``JSON.parse`` of the same bytes (the floor); ``floor`` reports packed wall / parse, scalar wall / packed wall and
@@ -48,6 +49,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--enable-precise-memory-info"]
 MODES = ("packed", "scalar")
 _STAGES = ("decode", "journal", "fold", "render")
+_LOAD_STAGES = ("decode", "journal", "fold", "html", "render")  # loadPage's split: html, the first screen's rows
 
 LOAD_JS = """async ([path, repeat]) => {
     const tv = window.transcriptViewer;
@@ -156,7 +158,7 @@ def measure_mode(page: Any, path: str, repeat: int) -> dict[str, Any]:
         "trajectoryNodes": first["trajectoryNodes"],
         "digest": raw["digest"]["digest"],
         "digestMs": round(raw["digest"]["ms"], 2),
-        "ms": {stage: round(statistics.median(r["ms"][stage] for r in loads), 2) for stage in _STAGES},
+        "ms": {stage: round(statistics.median(r["ms"][stage] for r in loads), 2) for stage in _LOAD_STAGES},
         "msWall": round(statistics.median(r["wallMs"] for r in loads), 2),
         "parseMs": round(statistics.median(r["parseMs"] for r in loads), 2),
         "wallOverParse": round(statistics.median(r["wallMs"] / max(1e-9, r["parseMs"]) for r in loads), 2),

@@ -123,7 +123,8 @@ def goals(benchmarks: dict[str, Any]) -> list[dict[str, Any]]:
     if floor:
         split = floor["packedSplitMs"]
         detail = (f"packed loadPage {floor['packedWallMs']:.1f} ms (decode {split['decode']:.1f}, journal "
-                  f"{split['journal']:.1f}, fold {split['fold']:.1f}, render {split['render']:.1f}) vs TextDecoder+"
+                  f"{split['journal']:.1f}, fold {split['fold']:.1f}, html {split.get('html', 0):.1f}, render "
+                  f"{split['render']:.1f}) vs TextDecoder+"
                   f"JSON.parse {floor['parseMs']:.1f} ms; digest on request {floor['digestMs']:.1f} ms")
     out.append(_goal("browser_floor", "browser", "Chromium packed loadPage / JSON.parse of the same bytes (median)",
                      number(floor.get("packedOverParse")), "<=", 2, detail=detail, at_goal_size=at_size))

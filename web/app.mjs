@@ -9,7 +9,8 @@
 //   ready            Promise → boot timings ({runtimeMs, packagesMs, importMs, bootMs, startedAt, stages}), once
 //                    Python is ready (rejects on failure)
 //   loadPage(bytes)  bytes of a SessionPage JSON → {records, inputs, chatNodes, trajectoryNodes,
-//                    ms: {decode, journal, fold, render, total}}; replaces the window and renders the first screen
+//                    ms: {decode, journal, fold, html, render, total}}; replaces the window and renders the first
+//                    screen (its rows' HTML comes with the page: html is the worker's share, render the page's)
 //   openFile(blob, {all, maxMessages})  a local .jsonl / .jsonl.zst / .sqlite → the same summary, plus error and warnings
 //   openSession(id)  follows a served session
 //   search(text)     searches the whole transcript (case-insensitive) → {matches}, moves to the first (search.mjs)

@@ -151,6 +151,7 @@ export async function loadPage(bytes) {
     const t0 = performance.now();
     const update = await bridge.json("loadPage", { bytes: data }, [data.buffer]);
     const tRender = performance.now();
+    if (update.html) view.prime(update.html); // the first screen's rows, rendered with the page: no second trip
     applyUpdate(update, { scroll: "end" });
     if (update.error) throw new Error(describeError(update.error));
     await renderFirstScreen();

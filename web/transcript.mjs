@@ -294,6 +294,10 @@ export class TranscriptView {
     return this.inflight;
   }
 
+  // HTML rendered ahead (a loaded page's first screen): kept for the rows about to be attached.
+  /** @param {{html: Record<string, string>, revs: Record<string, number>}} result */
+  prime(result) { this._fill(result); }
+
   /** @param {{html: Record<string, string>, revs: Record<string, number>}} result */
   _fill({ html, revs }) {
     for (const [key, markup] of Object.entries(html)) {
@@ -438,14 +442,10 @@ export class TranscriptView {
 
   // --- navigation -------------------------------------------------------------------------------------------------
 
-  shownKeys() {
-    return this.shown;
-  }
+  shownKeys() { return this.shown; }
 
   /** @param {string} key */
-  element(key) {
-    return this.els.get(key) || null;
-  }
+  element(key) { return this.els.get(key) || null; }
 
   // The rows in the DOM, in display order.
   attached() {

@@ -43,6 +43,7 @@ from .replay import ReplayMixin, page_tail
 from .rowtext import plain_text
 from .search import SearchIndex
 from .updates import (
+    NodeMeta,
     as_bytes,
     elapsed_ms,
     encode_json,
@@ -202,7 +203,8 @@ class Viewer(ViewsMixin, ReplayMixin):
 
     def load_page(self, data: Any) -> bytes:
         """Replace the window with one ``SessionPage`` (its JSON bytes) and fold it (``digest`` computes the digest
-        on request, off this path). Packed fragments stay lazy (``lazy_rows``) unless something reads them."""
+        on request, off this path). Packed fragments stay lazy (``lazy_rows``) unless something reads them. The
+        update carries the first screen's HTML (``html``: ``render``'s answer for ``first_screen_keys``)."""
         self.reset()
         t0 = time.perf_counter()
         try:
@@ -216,6 +218,12 @@ class Viewer(ViewsMixin, ReplayMixin):
         except AssemblerError as exc:
             return encode_json(self._error_update(exc, "page"))
         update["ms"]["decode"] = ms_decode
+        t0 = time.perf_counter()
+        try:
+            update["html"] = self._render_html(first_screen_keys(update["nodes"]))
+        except Exception:  # the page then asks ``render`` for these rows, and that call reports the error
+            pass
+        update["ms"]["html"] = elapsed_ms(t0)
         return encode_json(update)
 
     def apply_frames(self, frames: Sequence[Any]) -> bytes:
@@ -377,6 +385,9 @@ class Viewer(ViewsMixin, ReplayMixin):
 
     def render(self, keys: Sequence[str]) -> bytes:
         """HTML of the given chat nodes: ``{"html": {key: html}, "revs": {key: rev}}`` (unknown keys are left out)."""
+        return encode_json(self._render_html(keys))
+
+    def _render_html(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
         context = self._render_context()
         html: dict[str, str] = {}
         revs: dict[str, int] = {}
@@ -386,7 +397,7 @@ class Viewer(ViewsMixin, ReplayMixin):
                 continue
             html[key] = render.render_node(node, context=context)
             revs[key] = self.revs.get(key, 0)
-        return encode_json({"html": html, "revs": revs})
+        return {"html": html, "revs": revs}
 
     def render_more(self, key: str, block: int, offset: int) -> bytes:
         """The next slice of a long text block (after "Show more")."""
@@ -434,6 +445,22 @@ class Viewer(ViewsMixin, ReplayMixin):
 for _name in ("load_page", "apply_frames", "request_older", "answer_page", "page_failed", "file_feed",
               "file_finish", "render", "render_more", "render_section", "find_seq"):
     setattr(Viewer, _name, guarded(_name, getattr(Viewer, _name)))
+
+
+FIRST_SCREEN_ROWS = 8
+"""Rows whose HTML ``load_page`` sends with its update: the last shown ones (a page opens at its end), so the first
+screen needs no second trip to the worker; the page asks ``render`` for any other row it shows."""
+
+
+def first_screen_keys(nodes: Sequence[NodeMeta]) -> list[str]:
+    """The keys of the last ``FIRST_SCREEN_ROWS`` nodes the page shows (not hidden), in display order."""
+    keys: list[str] = []
+    for meta in reversed(nodes):
+        if not meta.hidden:
+            keys.append(meta.key)
+            if len(keys) == FIRST_SCREEN_ROWS:
+                break
+    return keys[::-1]
 
 
 def _journal() -> Journal[HistoryRecord]:

@@ -82,6 +82,9 @@ details > summary { cursor: pointer; color: var(--muted); overflow: hidden; text
 details[open] > summary { white-space: normal; margin-bottom: 0.3rem; }
 details > summary .row-label { color: var(--fg); }
 .think-body { color: var(--muted); }
+/* A step can hold hundreds of Think blocks: the ones off screen are not laid out (about one closed line each, or the
+   height they had when last shown). */
+details.think { content-visibility: auto; contain-intrinsic-size: auto 2.2rem; }
 .tool-error { border-color: var(--error-fg); }
 .tool-section { margin-top: 0.4rem; }
 .section-label { font-size: 0.75rem; color: var(--muted); text-transform: uppercase; }

@@ -28,5 +28,5 @@ def test_benchmark_modes_load_and_agree(viewer: Viewer) -> None:
     assert packed["records"] == packed["inputs"] < scalar["records"] == scalar["inputs"]
     assert scalar["records"] == 600 + 3 + 4 * 3  # deltas, the three opening events, the separators
     for result in results.values():
-        assert set(result["ms"]) == {"decode", "journal", "fold", "render"}
+        assert set(result["ms"]) == {"decode", "journal", "fold", "html", "render"}
         assert result["wasmHeapBytes"] > 0 and result["parseMs"] >= 0

@@ -75,6 +75,23 @@ def test_wire_page_deeper_than_the_cap_is_a_decode_error() -> None:
         decode_page(raw + b"}}],\"hasMore\":false}")
 
 
+
+@pytest.mark.parametrize("escapes", [b"", b'\\\\\\"'])
+def test_deep_nesting_after_a_long_string_full_of_brackets_is_caught(escapes: bytes) -> None:
+    # Brackets in strings are text: ``check_depth`` skips them without walking every string, and still finds the
+    # nesting hidden after them, here in a field no Struct knows (msgspec would skip it unchecked).
+    text = b'"' + (b"[{" + escapes) * 50_000 + b'"'
+    def page(levels: int) -> bytes:
+        event = (b'{"type":"a","seq":0,"time":0,"data":{"s":' + text + b',"t":[' + text + b"," + text
+                 + b'],"unknown":' + b"[" * levels + b"]" * levels + b"}}")
+        return b'{"records":[{"type":"event","event":' + event + b'}],"hasMore":false}'
+    with pytest.raises(Exception, match="nesting too deep"):
+        decode_page(page(MAX_DEPTH + 8))
+    with pytest.raises(NestingError):
+        check_depth(text + b"," + b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1))
+    check_depth(b"[" + text + b"," + b"[" * (MAX_DEPTH - 1) + b"]" * (MAX_DEPTH - 1) + b"]")
+    assert len(decode_page(page(MAX_DEPTH - 8)).records) == 1
+
 LONE = (b'{"type":"user/message","seq":0,"time":5,"data":{"text":"a\\ud800b","\\udfff":["\\ud83d",'
         b'"\xf0\x9f\x98\x80",1.0]}}\n')
 
