@@ -5,7 +5,9 @@ Writes build/site/pyodide/lock.json (Pyodide's lock with msgspec 0.23.0, our pur
 with its sha256), so the page loads packages by name from 127.0.0.1 only. Wheels from PyPI are cached in
 build/wheel-cache/ and checked against pinned sha256s; a second run downloads nothing. Also writes
 build/site/transcript.css, the renderer's stylesheet with the Pygments token classes (``assembler.render``; the
-static export inlines the same CSS). Run with the project's venv (it imports the renderer); otherwise stdlib only.
+static export inlines the same CSS), and build/site/pyodide/snapshot.bin, the Pyodide memory snapshot the worker
+restores instead of initialising Python (scripts/make_snapshot.py; needs Chromium and Playwright). Run with the
+project's venv (it imports the renderer and Playwright); otherwise stdlib only.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from make_snapshot import SnapshotError, make_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "web"
@@ -119,7 +124,7 @@ OWN_DEPENDS = ("msgspec", "markdown-it-py", "pygments")
 OWN_DATA_FILES = ("py.typed",)
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: same sources give the same wheel and sha256
 GENERATED = ("transcript.css",)  # written by the build; must not also exist in web/
-REQUIRED_WEB = ("index.html", "app.mjs", "worker.mjs")
+REQUIRED_WEB = ("index.html", "app.mjs", "worker.mjs", "boot.mjs")
 
 
 class BuildError(Exception):
@@ -343,11 +348,16 @@ def build(out: Path) -> str:
             if dep not in packages:
                 raise BuildError(f"lock entry {key!r} depends on {dep!r}, which is not in the lock")
     (pyodide_dir / "lock.json").write_text(json.dumps(lock, sort_keys=True, separators=(",", ":")) + "\n")
+    try:
+        snapshot_size, snapshot_info = make_snapshot(out)
+    except SnapshotError as exc:
+        raise BuildError(f"the Pyodide memory snapshot: {exc}") from None
 
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     return (
         f"pyodide {PYODIDE_VERSION} (Python {lock['info']['python']}), {len(PINNED_WHEELS)} pinned wheels"
-        f" ({downloaded} downloaded), {own.name} ({own_files} files), {size / 1e6:.1f} MB"
+        f" ({downloaded} downloaded), {own.name} ({own_files} files), snapshot.bin"
+        f" ({snapshot_size / 1e6:.1f} MB, {snapshot_info.get('modules')} modules), {size / 1e6:.1f} MB"
     )
 
 

@@ -2,6 +2,8 @@
 // The viewer's Python side: a module Web Worker that boots Pyodide from ./pyodide/ (never a CDN), loads our wheel
 // and its pinned dependencies by name from ./pyodide/lock.json, and runs assembler.browser. Everything heavy
 // (parsing a 100 MB file, folding, rendering HTML) happens here, so the page's main thread stays responsive.
+// Python starts from the build's memory snapshot (./pyodide/snapshot.bin, see boot.mjs) when there is one and it
+// restores; otherwise it initialises from scratch, and the runtime stage says why.
 //
 // Protocol: the page posts {id, op, args}; the worker answers {id, ok: true, value} or {id, ok: false, error}.
 // Bytes travel as transferred ArrayBuffers: into Python as a Uint8Array converted with pyodide.toPy (a
@@ -9,10 +11,16 @@
 // {type: "stage", stage, text, ms} at each boot stage (runtime, packages, ready: see config.BOOT_STAGES) and
 // {type: "progress", id, ...} while a file is read. The test hook runPython exists only when this worker's URL
 // carries ?test=1 (the page passes its own flag on).
+import { AFTER_RESTORE, PACKAGES, SNAPSHOT_PATH, pyodideOptions } from "./boot.mjs";
 import { PAGE_SIZE, SLICE_BYTES, TEST_MODE } from "./config.mjs";
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 
-const PACKAGES = ["transcript-assembler"]; // the lock pulls in msgspec, markdown-it-py, mdurl, pygments
+const T0 = performance.now();
+/** The snapshot's bytes, fetched while the runtime's own files load; a string says why there are none. */
+const snapshotBytes = fetch(new URL(`./${SNAPSHOT_PATH}`, import.meta.url)).then(
+  async (response) => (response.ok ? new Uint8Array(await response.arrayBuffer()) : `HTTP ${response.status}`),
+  (err) => `fetch failed: ${String(err?.message || err)}`,
+);
 
 /** @type {import("./pyodide/pyodide.mjs").PyodideAPI} */
 let pyodide;
@@ -29,19 +37,35 @@ function post(message, transfer = []) {
   self.postMessage(message, transfer);
 }
 
+/** How Python started: "snapshot", or "scratch (…why…)" (read by perf.bench_boot and the boot tests). */
+let started = "";
+
 async function boot() {
-  const t0 = performance.now();
+  const t0 = T0;
   timings.startedAt = Math.round(performance.timeOrigin + t0); // epoch ms, comparable with the page's clock
   /** @param {string} name */
   const mark = (name) => { timings[name] = Math.round(performance.now() - t0); };
   /** @param {string} stage @param {string} text */
   const stage = (stage, text) => post({ type: "stage", stage, text, ms: Math.round(performance.now() - t0) });
   stage("runtime", "loading the Python runtime");
-  const base = new URL("./", import.meta.url);
-  pyodide = await loadPyodide({
-    indexURL: new URL("./pyodide/", base).href,
-    lockFileURL: new URL("./pyodide/lock.json", base).href, // must be absolute
-  });
+  const options = pyodideOptions(new URL("./", import.meta.url));
+  const snapshot = await snapshotBytes;
+  mark("snapshotFetchMs");
+  if (typeof snapshot === "string") {
+    started = `scratch (no snapshot: ${snapshot})`;
+  } else {
+    try {
+      pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+      pyodide.runPython(AFTER_RESTORE);
+      started = "snapshot";
+    } catch (err) {
+      started = `scratch (the snapshot did not restore: ${String(/** @type {any} */ (err)?.message || err)})`;
+    }
+  }
+  if (started !== "snapshot") {
+    stage("runtime", `initialising Python from scratch, ${started.slice("scratch (".length, -1)}`);
+    pyodide = await loadPyodide(options);
+  }
   mark("runtimeMs");
   stage("packages", "loading packages");
   // loadPackage does not reject when a wheel fails (404, sha256 mismatch): collect the errors and throw.
@@ -58,7 +82,7 @@ async function boot() {
   api = module.VIEWER;
   mark("importMs");
   timings.bootMs = timings.importMs;
-  return { ...timings };
+  return { ...timings, started };
 }
 
 const ready = boot();
@@ -134,7 +158,7 @@ async function openFile(id, { file, all = false, maxMessages = PAGE_SIZE }) {
 
 /** @type {Record<string, (id: number, args: any) => Promise<any>>} */
 const OPS = {
-  ready: async () => ({ ...timings }),
+  ready: async () => ({ ...timings, started }),
   loadPage: async (_id, { bytes }) => call("load_page", bytesOf(bytes)),
   openFile: async (id, args) => openFile(id, args),
   frames: async (_id, { frames }) => call("apply_frames", frames.map((/** @type {ArrayBuffer | Uint8Array} */ f) => bytesOf(f))),

@@ -1,0 +1,100 @@
+"""Make the viewer's Pyodide memory snapshot (build/site/pyodide/snapshot.bin) in headless Chromium.
+
+Called by scripts/build_site.py on the staging site, after the runtime, the wheels and lock.json are in place.
+Serves that folder on 127.0.0.1 (an ephemeral port, this process only), opens scripts/snapshot/maker.html in
+Debian's Chromium through Playwright; its worker boots Pyodide with the viewer's options (web/boot.mjs), installs
+the pure-Python wheels, imports the boot's modules and makes ``pyodide.makeMemorySnapshot()``, which the page
+POSTs back to this server. The snapshot is made in the same browser engine that restores it, from the same files, so
+Pyodide's build-id check passes; the worker falls back to a normal boot when it does not.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+MAKER = ROOT / "scripts" / "snapshot"
+MAKER_DIR = "_snapshot-maker"  # inside the staging site while the snapshot is made; removed afterwards
+SNAPSHOT = Path("pyodide") / "snapshot.bin"
+CHROMIUM = "/usr/bin/chromium"
+TIMEOUT_MS = 180_000
+
+
+class SnapshotError(Exception):
+    """The snapshot could not be made; the message says why."""
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    """Serves the staging site; takes the maker's POST of the snapshot into ``upload`` (a .part file)."""
+
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".mjs": "text/javascript",
+                      ".wasm": "application/wasm"}
+    upload: Path
+
+    def do_POST(self) -> None:
+        if self.path != f"/{MAKER_DIR}/snapshot.bin":
+            self.send_error(404)
+            return
+        length = int(self.headers.get("Content-Length", "0"))
+        with self.upload.open("wb") as f:
+            while length > 0:
+                block = self.rfile.read(min(length, 1 << 20))
+                if not block:
+                    break
+                f.write(block)
+                length -= len(block)
+        self.send_response(204 if length == 0 else 400)
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def make_snapshot(site: Path) -> tuple[int, dict[str, Any]]:
+    """Writes ``site/pyodide/snapshot.bin``; returns its size and what the maker reported."""
+    try:
+        from playwright.sync_api import Error as PlaywrightError
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        raise SnapshotError("playwright is not installed: run `make setup`") from None
+    if not Path(CHROMIUM).is_file():
+        raise SnapshotError(f"{CHROMIUM} is missing: run `make browser-deps`")
+    maker = site / MAKER_DIR
+    shutil.copytree(MAKER, maker)
+    target = site / SNAPSHOT
+    partial = target.with_name(target.name + ".part")
+    handler = functools.partial(type("Handler", (_Handler,), {"upload": partial}), directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, chromium_sandbox=False, headless=True,
+                                         args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            try:
+                page = browser.new_context().new_page()
+                url = f"http://127.0.0.1:{server.server_address[1]}/{MAKER_DIR}/maker.html"
+                page.goto(url)
+                page.wait_for_function("() => window.snapshotMaker !== undefined", timeout=TIMEOUT_MS)
+                outcome = page.evaluate("() => window.snapshotMaker")
+                if "error" in outcome:
+                    raise SnapshotError(f"the maker failed in Chromium: {outcome['error']}")
+            finally:
+                browser.close()
+    except PlaywrightError as exc:
+        raise SnapshotError(f"Chromium could not make the snapshot: {exc}") from None
+    finally:
+        server.shutdown()
+        server.server_close()
+        shutil.rmtree(maker, ignore_errors=True)
+    size = partial.stat().st_size if partial.is_file() else 0
+    if size != outcome.get("size"):
+        partial.unlink(missing_ok=True)
+        raise SnapshotError(f"the snapshot download has {size} bytes, the maker made {outcome.get('size')}")
+    partial.replace(target)
+    return size, dict(outcome.get("info") or {})
