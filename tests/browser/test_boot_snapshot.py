@@ -106,7 +106,10 @@ def _damaged(route: Route) -> None:
 
 @pytest.mark.parametrize(
     ("handler", "why"),
-    [(_missing, "no snapshot: HTTP 404"), (_damaged, "the snapshot did not restore: Snapshot has invalid magic number")],
+    [
+        (_missing, "no snapshot: HTTP 404"),
+        (_damaged, "the snapshot did not restore: Snapshot has invalid magic number"),
+    ],
     ids=["missing", "damaged"],
 )
 def test_without_a_usable_snapshot_python_starts_from_scratch_and_folds_the_same(
