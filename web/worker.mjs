@@ -16,18 +16,28 @@ import { PAGE_SIZE, SLICE_BYTES, TEST_MODE } from "./config.mjs";
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 
 const T0 = performance.now();
-/** The snapshot's bytes, fetched while the runtime's own files load; a string says why there are none. */
-const snapshotBytes = fetch(new URL(`./${SNAPSHOT_PATH}`, import.meta.url)).then(
-  async (response) => (response.ok ? new Uint8Array(await response.arrayBuffer()) : `HTTP ${response.status}`),
-  (err) => `fetch failed: ${String(err?.message || err)}`,
-);
-
 /** @type {import("./pyodide/pyodide.mjs").PyodideAPI} */
 let pyodide;
 /** @type {any} */
 let api = null; // assembler.browser.VIEWER
 /** @type {Record<string, number>} */
 const timings = {};
+
+/** There is no snapshot to restore (its fetch failed or was answered with an error status). */
+class NoSnapshot extends Error {}
+
+/** The snapshot's bytes, fetched while loadPyodide fetches and compiles the runtime (it awaits them only before
+ * instantiating the wasm module); rejects with NoSnapshot when there are none. */
+const snapshotBytes = fetch(new URL(`./${SNAPSHOT_PATH}`, import.meta.url)).then(
+  async (response) => {
+    if (!response.ok) throw new NoSnapshot(`HTTP ${response.status}`);
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    timings.snapshotFetchMs = Math.round(performance.now() - T0);
+    return bytes;
+  },
+  (err) => { throw new NoSnapshot(`fetch failed: ${String(err?.message || err)}`); },
+);
+snapshotBytes.catch(() => {}); // boot() reads the outcome; this only keeps an early rejection from being "unhandled"
 
 /**
  * @param {any} message
@@ -49,18 +59,13 @@ async function boot() {
   const stage = (stage, text) => post({ type: "stage", stage, text, ms: Math.round(performance.now() - t0) });
   stage("runtime", "loading the Python runtime");
   const options = pyodideOptions(new URL("./", import.meta.url));
-  const snapshot = await snapshotBytes;
-  mark("snapshotFetchMs");
-  if (typeof snapshot === "string") {
-    started = `scratch (no snapshot: ${snapshot})`;
-  } else {
-    try {
-      pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
-      pyodide.runPython(AFTER_RESTORE);
-      started = "snapshot";
-    } catch (err) {
-      started = `scratch (the snapshot did not restore: ${String(/** @type {any} */ (err)?.message || err)})`;
-    }
+  try {
+    pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshotBytes });
+    pyodide.runPython(AFTER_RESTORE);
+    started = "snapshot";
+  } catch (err) {
+    const why = String(/** @type {any} */ (err)?.message || err);
+    started = err instanceof NoSnapshot ? `scratch (no snapshot: ${why})` : `scratch (the snapshot did not restore: ${why})`;
   }
   if (started !== "snapshot") {
     stage("runtime", `initialising Python from scratch, ${started.slice("scratch (".length, -1)}`);
