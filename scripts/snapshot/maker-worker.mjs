@@ -1,6 +1,8 @@
 // @ts-check
 // Build-time only (scripts/make_snapshot.py): boots Pyodide in a Web Worker with the viewer's own options
 // (../boot.mjs), installs the pure-Python wheels, imports SNAPSHOT_IMPORTS and posts the memory snapshot.
+// PYTHONHASHSEED=0 and random.seed(0) make the snapshot nearly reproducible (str hashes are otherwise salted per
+// run); the restored interpreter keeps that hash seed, as it keeps everything else computed here.
 // Fails (posts {error}) if any compiled extension module was loaded: a snapshot cannot hold one.
 import { SNAPSHOT_IMPORTS, SNAPSHOT_PACKAGES, pyodideOptions } from "../boot.mjs";
 import { loadPyodide } from "../pyodide/pyodide.mjs";
@@ -22,11 +24,14 @@ elsewhere = sorted(
 )
 if elsewhere:
     raise RuntimeError(f"modules imported from outside the stdlib and {purelib}: " + ", ".join(elsewhere))
+import random
+random.seed(0)  # the same bytes from the same inputs; every page reseeds after its restore (AFTER_RESTORE)
 json.dumps({"modules": len(sys.modules), "python": sys.version.split()[0]})
 `;
 
 try {
-  const pyodide = await loadPyodide({ ...pyodideOptions(new URL("../", import.meta.url)), _makeSnapshot: true });
+  const options = pyodideOptions(new URL("../", import.meta.url));
+  const pyodide = await loadPyodide({ ...options, env: { PYTHONHASHSEED: "0" }, _makeSnapshot: true });
   // Installed with unpackArchive, not loadPackage: loadPackage leaves JavaScript state behind that a snapshot
   // cannot hold ("Unexpected hiwire entry"). The worker's loadPackage installs the same wheels again after a restore.
   // Into site-packages, where loadPackage puts them: a module's __path__ must name the files it finds after a restore.
