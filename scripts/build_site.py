@@ -204,12 +204,13 @@ def _record_hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
-def build_own_wheel(dest: Path) -> tuple[Path, str, int]:
+def build_own_wheel(dest: Path, bytecode: list[tuple[str, bytes]] | None = None) -> tuple[Path, str, int]:
     """Builds our pure py3-none-any wheel from the working tree, deterministically.
 
     Written with zipfile rather than `pip wheel`: the venv's setuptools (65.5, no `wheel` package) cannot build
     wheels without build isolation, and a fixed-timestamp build keeps the sha256 (and the lock) stable.
-    Contains every .py file and py.typed under assembler/ and definitions/. Returns (path, version, file count).
+    Contains every .py file and py.typed under assembler/ and definitions/, plus ``bytecode`` entries (the bytecode the
+    snapshot maker compiled). Returns (path, version, count of source files).
     """
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     name, version = project["name"], project["version"]
@@ -245,6 +246,7 @@ def build_own_wheel(dest: Path) -> tuple[Path, str, int]:
             metadata.append(f'Requires-Dist: {req}{sep}extra == "{extra}"')
     scripts = project.get("scripts", {})
     files: list[tuple[str, bytes]] = [(p.relative_to(ROOT).as_posix(), p.read_bytes()) for p in sources]
+    files += bytecode or []
     files += [
         (f"{dist_info}/METADATA", ("\n".join(metadata) + "\n").encode()),
         (
@@ -307,6 +309,38 @@ def write_stylesheet(out: Path) -> int:
     return path.stat().st_size
 
 
+def lock_own(packages: dict[str, Any], wheel: Path, version: str) -> None:
+    """Puts our wheel in the lock and checks that every dependency of ours and of the pinned wheels resolves."""
+    packages["transcript-assembler"] = lock_entry(
+        "transcript-assembler", version, wheel.name, sha256_file(wheel), OWN_PACKAGES, OWN_DEPENDS
+    )
+    for key in [w.key for w in PINNED_WHEELS] + ["transcript-assembler"]:
+        for dep in packages[key]["depends"]:
+            if dep not in packages:
+                raise BuildError(f"lock entry {key!r} depends on {dep!r}, which is not in the lock")
+
+
+def write_lock(pyodide_dir: Path, lock: dict[str, Any]) -> None:
+    path = pyodide_dir / "lock.json"
+    partial = path.with_name(path.name + ".part")
+    partial.write_text(json.dumps(lock, sort_keys=True, separators=(",", ":")) + "\n")
+    partial.replace(path)
+
+
+def pyc_entries(pyc_zip: bytes) -> list[tuple[str, bytes]]:
+    """The maker's bytecode zip as wheel entries; each must sit in a __pycache__ next to one of our packages."""
+    entries: list[tuple[str, bytes]] = []
+    with zipfile.ZipFile(io.BytesIO(pyc_zip)) as zf:
+        for name in sorted(zf.namelist()):
+            parts = name.split("/")
+            if parts[0] not in OWN_PACKAGES or parts[-2:-1] != ["__pycache__"] or not name.endswith(".pyc"):
+                raise BuildError(f"the maker's bytecode has an unexpected entry {name!r}")
+            entries.append((name, zf.read(name)))
+    if not entries:
+        raise BuildError("the maker compiled no bytecode for our wheel")
+    return entries
+
+
 def build(out: Path) -> str:
     for name in REQUIRED_WEB:
         if not (WEB / name).is_file():
@@ -335,29 +369,22 @@ def build(out: Path) -> str:
         )
 
     own, own_version, own_files = build_own_wheel(pyodide_dir)
-    packages["transcript-assembler"] = lock_entry(
-        "transcript-assembler",
-        own_version,
-        own.name,
-        sha256_file(own),
-        OWN_PACKAGES,
-        OWN_DEPENDS,
-    )
-    for key in [w.key for w in PINNED_WHEELS] + ["transcript-assembler"]:  # our dependencies must resolve
-        for dep in packages[key]["depends"]:
-            if dep not in packages:
-                raise BuildError(f"lock entry {key!r} depends on {dep!r}, which is not in the lock")
-    (pyodide_dir / "lock.json").write_text(json.dumps(lock, sort_keys=True, separators=(",", ":")) + "\n")
+    lock_own(packages, own, own_version)
+    write_lock(pyodide_dir, lock)
     try:
-        snapshot_size, snapshot_info = make_snapshot(out)
+        made = make_snapshot(out)
     except SnapshotError as exc:
         raise BuildError(f"the Pyodide memory snapshot: {exc}") from None
+    # Our wheel again, now with the bytecode the maker compiled (the snapshot does not hold our package).
+    own, own_version, own_files = build_own_wheel(pyodide_dir, pyc_entries(made.pyc_zip))
+    lock_own(packages, own, own_version)
+    write_lock(pyodide_dir, lock)
 
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     return (
         f"pyodide {PYODIDE_VERSION} (Python {lock['info']['python']}), {len(PINNED_WHEELS)} pinned wheels"
-        f" ({downloaded} downloaded), {own.name} ({own_files} files), snapshot.bin"
-        f" ({snapshot_size / 1e6:.1f} MB, {snapshot_info.get('modules')} modules), {size / 1e6:.1f} MB"
+        f" ({downloaded} downloaded), {own.name} ({own_files} files + bytecode), snapshot.bin"
+        f" ({made.size / 1e6:.1f} MB, {made.info.get('modules')} modules), {size / 1e6:.1f} MB"
     )
 
 

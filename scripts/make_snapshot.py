@@ -4,8 +4,10 @@ Called by scripts/build_site.py on the staging site, after the runtime, the whee
 Serves that folder on 127.0.0.1 (an ephemeral port, this process only), opens scripts/snapshot/maker.html in
 Debian's Chromium through Playwright; its worker boots Pyodide with the viewer's options (web/boot.mjs), installs
 the pure-Python wheels, imports the boot's modules and makes ``pyodide.makeMemorySnapshot()``, which the page
-POSTs back to this server. The snapshot is made in the same browser engine that restores it, from the same files, so
-Pyodide's build-id check passes; the worker falls back to a normal boot when it does not.
+POSTs back to this server. After the snapshot is taken, the maker also compiles our own wheel's sources to
+Python 3.14 bytecode (unchecked-hash .pyc), which build_site.py adds to the wheel. The snapshot is made in the
+same browser engine that restores it, from the same files, so Pyodide's build-id check passes; the worker falls
+back to a normal boot when it does not.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from __future__ import annotations
 import functools
 import http.server
 import shutil
+import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,19 +33,32 @@ class SnapshotError(Exception):
     """The snapshot could not be made; the message says why."""
 
 
+UPLOADS = ("snapshot.bin", "own-pyc.zip")  # what the maker POSTs back, by name
+
+
+@dataclass(frozen=True)
+class Made:
+    """What the maker made: the snapshot's size (the file is in place), its report, our wheel's bytecode zip."""
+
+    size: int
+    info: dict[str, Any]
+    pyc_zip: bytes
+
+
 class _Handler(http.server.SimpleHTTPRequestHandler):
-    """Serves the staging site; takes the maker's POST of the snapshot into ``upload`` (a .part file)."""
+    """Serves the staging site; takes the maker's POSTs (UPLOADS) into the folder ``uploads``."""
 
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".mjs": "text/javascript",
                       ".wasm": "application/wasm"}
-    upload: Path
+    uploads: Path
 
     def do_POST(self) -> None:
-        if self.path != f"/{MAKER_DIR}/snapshot.bin":
+        name = self.path.removeprefix(f"/{MAKER_DIR}/")
+        if name not in UPLOADS:
             self.send_error(404)
             return
         length = int(self.headers.get("Content-Length", "0"))
-        with self.upload.open("wb") as f:
+        with (self.uploads / name).open("wb") as f:
             while length > 0:
                 block = self.rfile.read(min(length, 1 << 20))
                 if not block:
@@ -55,8 +72,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def make_snapshot(site: Path) -> tuple[int, dict[str, Any]]:
-    """Writes ``site/pyodide/snapshot.bin``; returns its size and what the maker reported."""
+def _run_maker(site: Path, uploads: Path) -> dict[str, Any]:
     try:
         from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import sync_playwright
@@ -66,9 +82,7 @@ def make_snapshot(site: Path) -> tuple[int, dict[str, Any]]:
         raise SnapshotError(f"{CHROMIUM} is missing: run `make browser-deps`")
     maker = site / MAKER_DIR
     shutil.copytree(MAKER, maker)
-    target = site / SNAPSHOT
-    partial = target.with_name(target.name + ".part")
-    handler = functools.partial(type("Handler", (_Handler,), {"upload": partial}), directory=str(site))
+    handler = functools.partial(type("Handler", (_Handler,), {"uploads": uploads}), directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -78,12 +92,9 @@ def make_snapshot(site: Path) -> tuple[int, dict[str, Any]]:
                                          args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
             try:
                 page = browser.new_context().new_page()
-                url = f"http://127.0.0.1:{server.server_address[1]}/{MAKER_DIR}/maker.html"
-                page.goto(url)
+                page.goto(f"http://127.0.0.1:{server.server_address[1]}/{MAKER_DIR}/maker.html")
                 page.wait_for_function("() => window.snapshotMaker !== undefined", timeout=TIMEOUT_MS)
-                outcome = page.evaluate("() => window.snapshotMaker")
-                if "error" in outcome:
-                    raise SnapshotError(f"the maker failed in Chromium: {outcome['error']}")
+                outcome: dict[str, Any] = page.evaluate("() => window.snapshotMaker")
             finally:
                 browser.close()
     except PlaywrightError as exc:
@@ -92,9 +103,19 @@ def make_snapshot(site: Path) -> tuple[int, dict[str, Any]]:
         server.shutdown()
         server.server_close()
         shutil.rmtree(maker, ignore_errors=True)
-    size = partial.stat().st_size if partial.is_file() else 0
-    if size != outcome.get("size"):
-        partial.unlink(missing_ok=True)
-        raise SnapshotError(f"the snapshot download has {size} bytes, the maker made {outcome.get('size')}")
-    partial.replace(target)
-    return size, dict(outcome.get("info") or {})
+    if "error" in outcome:
+        raise SnapshotError(f"the maker failed in Chromium: {outcome['error']}")
+    return outcome
+
+
+def make_snapshot(site: Path) -> Made:
+    """Writes ``site/pyodide/snapshot.bin``; returns it size, the maker's report and our wheel's bytecode."""
+    with tempfile.TemporaryDirectory(dir=site.parent, prefix=".snapshot-maker-") as tmp:
+        uploads = Path(tmp)
+        outcome = _run_maker(site, uploads)
+        got = {name: (uploads / name).stat().st_size if (uploads / name).is_file() else 0 for name in UPLOADS}
+        if got["snapshot.bin"] != outcome.get("size") or got["own-pyc.zip"] != outcome.get("pycSize"):
+            raise SnapshotError(f"the uploads have {got} bytes, the maker made {outcome.get('size')} and"
+                                f" {outcome.get('pycSize')}")
+        (uploads / "snapshot.bin").replace(site / SNAPSHOT)
+        return Made(got["snapshot.bin"], dict(outcome.get("info") or {}), (uploads / "own-pyc.zip").read_bytes())

@@ -29,6 +29,38 @@ random.seed(0)  # the same bytes from the same inputs; every page reseeds after 
 json.dumps({"modules": len(sys.modules), "python": sys.version.split()[0]})
 `;
 
+// Bytecode for our own wheel (Python 3.14, as the viewer runs it), compiled after the snapshot is taken so the
+// snapshot does not see it: unchecked-hash .pyc files (PEP 552), which the import system uses without comparing
+// timestamps (a wheel's files get new ones when installed). Returns a zip of __pycache__/*.pyc, relative to the
+// wheel's root; the build adds them to the wheel.
+const COMPILE = `
+import importlib.util, io, os, py_compile, sysconfig, zipfile
+root = "/tmp/own-wheel"
+runtime = sysconfig.get_path("purelib")
+out = io.BytesIO()
+with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as zf:
+    for dirpath, dirnames, files in os.walk(root):
+        dirnames.sort()
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            rel = os.path.relpath(os.path.join(dirpath, name), root)
+            cached = importlib.util.cache_from_source(rel)
+            py_compile.compile(os.path.join(root, rel), cfile=os.path.join(root, cached),
+                               dfile=os.path.join(runtime, rel), doraise=True,
+                               invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+            with open(os.path.join(root, cached), "rb") as f:
+                zf.writestr(zipfile.ZipInfo(cached, date_time=(1980, 1, 1, 0, 0, 0)), f.read())
+out.getvalue()
+`;
+
+/** @param {any} entry a lock.json package entry */
+async function wheelBytes(entry) {
+  const response = await fetch(new URL(`../pyodide/${entry.file_name}`, import.meta.url));
+  if (!response.ok) throw new Error(`${entry.file_name}: HTTP ${response.status}`);
+  return response.arrayBuffer();
+}
+
 try {
   const options = pyodideOptions(new URL("../", import.meta.url));
   const pyodide = await loadPyodide({ ...options, env: { PYTHONHASHSEED: "0" }, _makeSnapshot: true });
@@ -40,13 +72,15 @@ try {
   for (const name of SNAPSHOT_PACKAGES) {
     const entry = lock.packages[name];
     if (!entry) throw new Error(`${name} is not in lock.json`);
-    const response = await fetch(new URL(`../pyodide/${entry.file_name}`, import.meta.url));
-    if (!response.ok) throw new Error(`${entry.file_name}: HTTP ${response.status}`);
-    pyodide.unpackArchive(await response.arrayBuffer(), "wheel", { extractDir });
+    pyodide.unpackArchive(await wheelBytes(entry), "wheel", { extractDir });
   }
   const info = JSON.parse(pyodide.runPython(CHECK));
   const bytes = pyodide.makeMemorySnapshot();
-  self.postMessage({ bytes, info }, [bytes.buffer]);
+  pyodide.unpackArchive(await wheelBytes(lock.packages["transcript-assembler"]), "wheel", { extractDir: "/tmp/own-wheel" });
+  const compiled = pyodide.runPython(COMPILE);
+  const pyc = compiled.toJs();
+  compiled.destroy();
+  self.postMessage({ bytes, info, pyc }, [bytes.buffer, pyc.buffer]);
 } catch (err) {
   self.postMessage({ error: String(/** @type {any} */ (err)?.stack || err) });
 }

@@ -1,14 +1,20 @@
 // @ts-check
-// Build-time only (scripts/make_snapshot.py): runs maker-worker.mjs and POSTs its snapshot to the build's own
-// server (./snapshot.bin); the outcome is left on window.snapshotMaker.
+// Build-time only (scripts/make_snapshot.py): runs maker-worker.mjs and POSTs its snapshot and our wheel's bytecode
+// to the build's own server (./snapshot.bin, ./own-pyc.zip); the outcome is left on window.snapshotMaker.
 const worker = new Worker(new URL("./maker-worker.mjs", import.meta.url), { type: "module" });
 worker.onmessage = async (event) => {
-  const { bytes, info, error } = event.data;
+  const { bytes, info, pyc, error } = event.data;
   if (error) {
     Object.assign(window, { snapshotMaker: { error } });
     return;
   }
-  const response = await fetch("./snapshot.bin", { method: "POST", body: bytes });
-  Object.assign(window, { snapshotMaker: response.ok ? { size: bytes.length, info } : { error: `upload: HTTP ${response.status}` } });
+  for (const [name, body] of [["snapshot.bin", bytes], ["own-pyc.zip", pyc]]) {
+    const response = await fetch(`./${name}`, { method: "POST", body });
+    if (!response.ok) {
+      Object.assign(window, { snapshotMaker: { error: `upload of ${name}: HTTP ${response.status}` } });
+      return;
+    }
+  }
+  Object.assign(window, { snapshotMaker: { size: bytes.length, pycSize: pyc.length, info } });
 };
 worker.onerror = (event) => Object.assign(window, { snapshotMaker: { error: event.message || "the worker failed" } });
