@@ -43,7 +43,7 @@ _WAIT_FIRST_ROW = "() => performance.getEntriesByName('viewer:first-row').length
 def _context(browser: Any, snapshot: bool) -> Any:
     context = browser.new_context(viewport={"width": 1200, "height": 900})
     if not snapshot:
-        context.route("**/pyodide/snapshot.bin", lambda route: route.fulfill(status=404, body="measuring without"))
+        context.route("**/pyodide/snapshot.bin.gz", lambda route: route.fulfill(status=404, body="measuring without"))
     return context
 
 

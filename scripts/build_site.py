@@ -5,7 +5,7 @@ Writes build/site/pyodide/lock.json (Pyodide's lock with msgspec 0.23.0, our pur
 with its sha256), so the page loads packages by name from 127.0.0.1 only. Wheels from PyPI are cached in
 build/wheel-cache/ and checked against pinned sha256s; a second run downloads nothing. Also writes
 build/site/transcript.css, the renderer's stylesheet with the Pygments token classes (``assembler.render``; the
-static export inlines the same CSS), and build/site/pyodide/snapshot.bin, the Pyodide memory snapshot the worker
+static export inlines the same CSS), and build/site/pyodide/snapshot.bin.gz, the Pyodide memory snapshot the worker
 restores instead of initialising Python (scripts/make_snapshot.py; needs Chromium and Playwright). Run with the
 project's venv (it imports the renderer and Playwright); otherwise stdlib only.
 """
@@ -383,8 +383,9 @@ def build(out: Path) -> str:
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     return (
         f"pyodide {PYODIDE_VERSION} (Python {lock['info']['python']}), {len(PINNED_WHEELS)} pinned wheels"
-        f" ({downloaded} downloaded), {own.name} ({own_files} files + bytecode), snapshot.bin"
-        f" ({made.size / 1e6:.1f} MB, {made.info.get('modules')} modules), {size / 1e6:.1f} MB"
+        f" ({downloaded} downloaded), {own.name} ({own_files} files + bytecode), snapshot.bin.gz"
+        f" ({made.size / 1e6:.1f} MB heap, {made.packed / 1e6:.1f} MB gzipped, {made.info.get('modules')} modules),"
+        f" {size / 1e6:.1f} MB"
     )
 
 

@@ -1,4 +1,4 @@
-"""Make the viewer's Pyodide memory snapshot (build/site/pyodide/snapshot.bin) in headless Chromium.
+"""Make the viewer's Pyodide memory snapshot (build/site/pyodide/snapshot.bin.gz) in headless Chromium.
 
 Called by scripts/build_site.py on the staging site, after the runtime, the wheels and lock.json are in place.
 Serves that folder on 127.0.0.1 (an ephemeral port, this process only), opens scripts/snapshot/maker.html in
@@ -13,6 +13,7 @@ back to a normal boot when it does not.
 from __future__ import annotations
 
 import functools
+import gzip
 import http.server
 import shutil
 import tempfile
@@ -24,7 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 MAKER = ROOT / "scripts" / "snapshot"
 MAKER_DIR = "_snapshot-maker"  # inside the staging site while the snapshot is made; removed afterwards
-SNAPSHOT = Path("pyodide") / "snapshot.bin"
+SNAPSHOT = Path("pyodide") / "snapshot.bin.gz"  # gzip, mtime 0: the same heap gives the same file
 CHROMIUM = "/usr/bin/chromium"
 TIMEOUT_MS = 180_000
 
@@ -41,6 +42,7 @@ class Made:
     """What the maker made: the snapshot's size (the file is in place), its report, our wheel's bytecode zip."""
 
     size: int
+    packed: int  # the gzipped file's size
     info: dict[str, Any]
     pyc_zip: bytes
 
@@ -109,7 +111,7 @@ def _run_maker(site: Path, uploads: Path) -> dict[str, Any]:
 
 
 def make_snapshot(site: Path) -> Made:
-    """Writes ``site/pyodide/snapshot.bin``; returns it size, the maker's report and our wheel's bytecode."""
+    """Writes ``site/pyodide/snapshot.bin.gz``; returns the heap's size, the maker's report and our wheel's bytecode."""
     with tempfile.TemporaryDirectory(dir=site.parent, prefix=".snapshot-maker-") as tmp:
         uploads = Path(tmp)
         outcome = _run_maker(site, uploads)
@@ -117,5 +119,11 @@ def make_snapshot(site: Path) -> Made:
         if got["snapshot.bin"] != outcome.get("size") or got["own-pyc.zip"] != outcome.get("pycSize"):
             raise SnapshotError(f"the uploads have {got} bytes, the maker made {outcome.get('size')} and"
                                 f" {outcome.get('pycSize')}")
-        (uploads / "snapshot.bin").replace(site / SNAPSHOT)
-        return Made(got["snapshot.bin"], dict(outcome.get("info") or {}), (uploads / "own-pyc.zip").read_bytes())
+        partial = uploads / "snapshot.bin.gz"
+        with (uploads / "snapshot.bin").open("rb") as raw, partial.open("wb") as out:
+            with gzip.GzipFile(filename="", mode="wb", compresslevel=6, fileobj=out, mtime=0) as packed:
+                shutil.copyfileobj(raw, packed, 1 << 20)
+        packed = partial.stat().st_size
+        partial.replace(site / SNAPSHOT)
+        pyc_zip = (uploads / "own-pyc.zip").read_bytes()
+        return Made(got["snapshot.bin"], packed, dict(outcome.get("info") or {}), pyc_zip)

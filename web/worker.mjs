@@ -2,7 +2,7 @@
 // The viewer's Python side: a module Web Worker that boots Pyodide from ./pyodide/ (never a CDN), loads our wheel
 // and its pinned dependencies by name from ./pyodide/lock.json, and runs assembler.browser. Everything heavy
 // (parsing a 100 MB file, folding, rendering HTML) happens here, so the page's main thread stays responsive.
-// Python starts from the build's memory snapshot (./pyodide/snapshot.bin, see boot.mjs) when there is one and it
+// Python starts from the build's memory snapshot (./pyodide/snapshot.bin.gz, see boot.mjs) when there is one and it
 // restores; otherwise it initialises from scratch, and the runtime stage says why.
 //
 // Protocol: the page posts {id, op, args}; the worker answers {id, ok: true, value} or {id, ok: false, error}.
@@ -31,7 +31,10 @@ class NoSnapshot extends Error {}
 const snapshotBytes = fetch(new URL(`./${SNAPSHOT_PATH}`, import.meta.url)).then(
   async (response) => {
     if (!response.ok) throw new NoSnapshot(`HTTP ${response.status}`);
-    const bytes = new Uint8Array(await response.arrayBuffer());
+    if (!response.body) throw new NoSnapshot("an empty response");
+    // The browser inflates it natively, while it downloads.
+    const inflated = new Response(response.body.pipeThrough(new DecompressionStream("gzip")));
+    const bytes = new Uint8Array(await inflated.arrayBuffer());
     timings.snapshotFetchMs = Math.round(performance.now() - T0);
     return bytes;
   },

@@ -1,9 +1,10 @@
-"""Python starts from the build's memory snapshot (build/site/pyodide/snapshot.bin, web/boot.mjs), and falls back to
+"""Python starts from the build's memory snapshot (build/site/pyodide/snapshot.bin.gz, web/boot.mjs), and falls back to
 a scratch boot, saying so in the runtime stage, when the snapshot is missing or does not restore. Both paths reach a
 working viewer that folds a real log to the same digest as CPython."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ from assembler.transcript import digest
 if TYPE_CHECKING:
     from conftest import Served, Viewer
 
-SNAPSHOT_URL = "**/pyodide/snapshot.bin"
+SNAPSHOT_URL = "**/pyodide/snapshot.bin.gz"
 
 OPEN_AND_DIGEST = """async (path) => {
     await window.transcriptViewer.ready;
@@ -80,7 +81,7 @@ def boot_with(browser: Browser, served: Served) -> Iterator[Callable[[Callable[[
 
 def test_the_build_made_a_snapshot_and_the_viewer_started_from_it(viewer: Viewer) -> None:
     assert viewer.boot["started"] == "snapshot"
-    assert any(url.endswith("/pyodide/snapshot.bin") for url in viewer.requests)
+    assert any(url.endswith("/pyodide/snapshot.bin.gz") for url in viewer.requests)
     runtime = [s["text"] for s in viewer.boot["stages"] if s["stage"] == "runtime"]
     assert runtime == ["loading the Python runtime"]
     probe = viewer.run_python(PROBE)
@@ -101,7 +102,7 @@ def _missing(route: Route) -> None:
 
 
 def _damaged(route: Route) -> None:
-    route.fulfill(status=200, body=b"\0" * 4096, content_type="application/octet-stream")
+    route.fulfill(status=200, body=gzip.compress(b"\0" * 4096), content_type="application/gzip")
 
 
 @pytest.mark.parametrize(
