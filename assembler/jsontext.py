@@ -18,7 +18,18 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["MAX_DEPTH", "NestingError", "check_depth", "decode_json", "encode_with", "has_lone_surrogate"]
+__all__ = [
+    "MAX_DEPTH",
+    "NestingError",
+    "check_depth",
+    "convert",
+    "decode_json",
+    "encode_with",
+    "has_lone_surrogate",
+    "has_surrogate",
+    "reader_text",
+    "utf8_text",
+]
 
 MAX_DEPTH = 256
 """Deepest nesting of arrays and objects a line may have (real logs stay below 20)."""
@@ -62,6 +73,11 @@ def has_lone_surrogate(raw: bytes | bytearray | memoryview) -> bool:
     return _SURROGATE_ESCAPE.search(raw) is not None
 
 
+def has_surrogate(text: str) -> bool:
+    """True when ``text`` holds a code point U+D800..U+DFFF (which UTF-8 cannot encode)."""
+    return _SURROGATE.search(text) is not None
+
+
 def decode_json(raw: bytes | bytearray | memoryview, decoder: Callable[[Any], Any], type_: Any = None, *,
                 limit: int = MAX_DEPTH) -> Any:
     """Decode one JSON text with ``decoder`` (a msgspec ``decode``), after the depth check; a text msgspec refuses
@@ -83,7 +99,7 @@ def decode_json(raw: bytes | bytearray | memoryview, decoder: Callable[[Any], An
             value = json.loads(bytes(raw).decode("utf-8"))
         except (ValueError, RecursionError):
             raise msgspec.DecodeError("invalid JSON") from None
-        return value if type_ is None else msgspec.convert(value, type_)
+        return value if type_ is None else convert(value, type_)
 
 
 def _mark(value: Any, nonce: str) -> Any:
@@ -96,6 +112,54 @@ def _mark(value: Any, nonce: str) -> Any:
     if isinstance(value, msgspec.Struct):
         return _mark(msgspec.to_builtins(value, str_keys=True), nonce)
     return value
+
+
+def _unmark(value: Any, pattern: re.Pattern[str]) -> Any:
+    if type(value) is str:
+        return pattern.sub(lambda m: chr(int(m.group(1), 16)), value)
+    if type(value) is list:
+        return [_unmark(v, pattern) for v in value]
+    if type(value) is tuple:
+        return tuple(_unmark(v, pattern) for v in value)
+    if type(value) is dict:
+        return {_unmark(k, pattern): _unmark(v, pattern) for k, v in value.items()}
+    if isinstance(value, msgspec.Struct):
+        for name in value.__struct_fields__:
+            msgspec.structs.force_setattr(value, name, _unmark(getattr(value, name), pattern))
+    return value
+
+
+def convert(value: Any, type_: Any, **options: Any) -> Any:
+    """``msgspec.convert(value, type_, **options)`` that also takes strings holding lone surrogates (a JSON text may
+    carry them, and a run of deltas split inside a surrogate pair does: msgspec refuses such a ``str``); they come out
+    the same in the result.
+
+    Raises:
+        msgspec.ValidationError: ``type_`` refused the value.
+    """
+    try:
+        return msgspec.convert(value, type_, **options)
+    except UnicodeEncodeError:
+        nonce = f"\ue000{secrets.token_hex(8)}:"
+        out = msgspec.convert(_mark(value, nonce), type_, **options)
+        return _unmark(out, re.compile(re.escape(nonce) + "([0-9a-f]{4})"))
+
+
+def reader_text(text: str) -> str:
+    """``text`` as a reader sees it: text built from JSON strings is UTF-16 code units the way the log's writer saw
+    them, so a surrogate pair split between two deltas is joined into its character and a surrogate with no partner
+    becomes U+FFFD, as a browser shows it. JSON outputs keep the surrogates instead (``encode_with``)."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def utf8_text(text: str) -> bytes:
+    """``text`` as UTF-8 for a reader (HTML, Markdown, a terminal): ``reader_text`` where UTF-8 cannot encode it."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return reader_text(text).encode("utf-8")
 
 
 def encode_with(encoder: Callable[[Any], bytes], value: Any) -> bytes:

@@ -17,7 +17,7 @@ import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from .errors import RecordDecodeError
-from .jsontext import MAX_DEPTH, NestingError, decode_json, encode_with
+from .jsontext import MAX_DEPTH, NestingError, convert, decode_json, encode_with
 
 __all__ = [
     "MAX_SAFE_INTEGER",
@@ -388,7 +388,7 @@ def convert_storage_row(value: dict[str, Any]) -> StorageRow:
     Raises:
         msgspec.ValidationError: not a valid row.
     """
-    row: StorageRow = msgspec.convert(value, StorageRow, strict=True)
+    row: StorageRow = convert(value, StorageRow, strict=True)
     return row
 
 

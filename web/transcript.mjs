@@ -58,6 +58,12 @@ function estimateHeight(meta) {
   }
 }
 
+// The viewport y below the sticky page header: the reader's row is the first one reaching below it.
+function headerBottom() {
+  const header = document.querySelector(".app-header");
+  return header ? header.getBoundingClientRect().bottom : 0;
+}
+
 export class TranscriptView {
   /**
    * @param {HTMLElement} container
@@ -91,6 +97,7 @@ export class TranscriptView {
       estimate: (i) => estimateHeight(this.metas.get(this.shown[i])),
       create: (i) => this._create(this.shown[i]),
       release: (key) => { this.els.delete(key); this.renderedRev.delete(key); },
+      inset: () => headerBottom(),
     });
     container.addEventListener("toggle", (e) => this._onToggle(e), true);
     container.addEventListener("click", (e) => this._onClick(e));
@@ -452,8 +459,7 @@ export class TranscriptView {
 
   // The first attached row whose bottom is below the page header (the row the reader is at), or null.
   firstInView() {
-    const header = document.querySelector(".app-header");
-    const top = header ? header.getBoundingClientRect().bottom : 0;
+    const top = headerBottom();
     for (const el of this.attached()) {
       if (el.hidden) continue;
       const r = el.getBoundingClientRect();

@@ -1,8 +1,16 @@
 // @ts-check
 // A virtual list over the document's scroll: only the rows within `overscan` pixels of the viewport are in the DOM;
 // the rest are two spacers whose heights come from each row's measured height (or its estimate until it has been
-// seen). Rows far from the viewport are removed, not hidden, so the DOM stays bounded at any scroll position. The
-// first row on screen keeps its place when rows above it change height or are inserted ("Load older").
+// seen). Rows far from the viewport are removed, not hidden, so the DOM stays bounded at any scroll position.
+//
+// The reader's row keeps its place on screen. The list marks it (its key and viewport top) whenever the page is
+// scrolled by anyone else, when it scrolls to a row itself, and when the rows change (the first row whose bottom is
+// below the reading line, `inset`: the sticky header's bottom). Every update measures the rows it attaches at once
+// (one layout) and puts the marked row back before the frame is painted, so rows attached above it at heights other
+// than their estimates, or inserted above it ("Load older"), do not move it; when rows change height later (their
+// HTML arrives, a section opens), the ResizeObserver takes the new heights and puts it back again. The list does
+// this itself, so the browser's own scroll anchoring is off in it (it picked other nodes and corrected twice). A
+// reader at the end stays at the end instead (live follow).
 
 /**
  * @typedef {{
@@ -11,6 +19,7 @@
  *   create: (i: number) => HTMLElement,
  *   release?: (key: string, el: HTMLElement) => void,
  *   overscan?: number,
+ *   inset?: () => number,
  * }} ListOptions
  */
 
@@ -23,6 +32,8 @@ export class VirtualList {
     this.container = container;
     this.opts = options;
     this.overscan = options.overscan ?? 1200;
+    /** the viewport y of the reading line: rows above it are covered (by a sticky header) */
+    this.inset = options.inset ?? (() => 0);
     this.count = 0;
     /** @type {Map<string, number>} measured heights by key (kept across updates) */
     this.heights = new Map();
@@ -40,6 +51,7 @@ export class VirtualList {
     this.top.setAttribute("aria-hidden", "true");
     this.bottom.setAttribute("aria-hidden", "true");
     container.replaceChildren(this.top, this.bottom);
+    container.style.overflowAnchor = "none"; // the list keeps the reader's row in place itself
     this.frame = 0;
     this.suspended = false;
     this.resize = new ResizeObserver((entries) => this._resized(entries));
@@ -47,17 +59,22 @@ export class VirtualList {
     this._onScroll = () => {
       const doc = document.scrollingElement || document.documentElement;
       this.pinned = doc.scrollHeight - window.scrollY - window.innerHeight <= 48;
+      // scrolled by the reader or by someone else (scrollIntoView): the row they see now is the one to keep
+      if (Math.abs(window.scrollY - this.ownY) > 1) this.mark = this.container.getClientRects().length ? this._anchor() : null;
       this.schedule();
     };
     window.addEventListener("scroll", this._onScroll, { passive: true });
     window.addEventListener("resize", this._onScroll, { passive: true });
+    /** @type {{key: string, top: number} | null} the reader's row and its viewport top as last shown */
+    this.mark = null;
+    this.ownY = -1; // scrollY after the list's own last scroll
   }
 
   /** Rows changed (count, order or membership); keeps the first row on screen where it was. Attached rows whose
    * key is still within the new range stay attached (not re-created). */
   /** @param {number} count */
   setCount(count) {
-    const anchor = this._anchor();
+    const anchor = this._markNow() ?? this._anchor();
     this.count = count;
     this.first = Math.min(this.first, count);
     this.last = Math.min(this.last, count);
@@ -76,15 +93,38 @@ export class VirtualList {
     }
   }
 
-  /** The key and viewport top of the first attached row on screen, to restore after a layout change. */
-  _anchor() {
+  /** The mark, while its row is attached and shown. */
+  _markNow() {
+    const el = this.mark ? this.attached.get(this.mark.key) : undefined;
+    return el && !el.hidden ? this.mark : null;
+  }
+
+  /** The key and viewport top of the reader's row (the first attached row whose bottom is below the reading line);
+   * with `onScreen`, only a row that reaches into the viewport (after a jump the attached rows may be far away). */
+  /** @param {boolean} [onScreen] */
+  _anchor(onScreen = false) {
+    const line = this.inset();
     for (let el = this.top.nextElementSibling; el && el !== this.bottom; el = el.nextElementSibling) {
       const key = /** @type {HTMLElement} */ (el).dataset.key;
-      if (!key) continue;
+      if (!key || /** @type {HTMLElement} */ (el).hidden) continue;
       const r = el.getBoundingClientRect();
-      if (r.bottom > 0) return { key, top: r.top };
+      if (r.bottom > line + 1) return onScreen && r.top >= window.innerHeight ? null : { key, top: r.top };
     }
     return null;
+  }
+
+  /** Reads the height of every attached row now (one layout); returns true when one differs from the list's. */
+  _measure() {
+    let changed = false;
+    for (const [key, el] of this.attached) {
+      const h = el.getBoundingClientRect().height;
+      if (h > 0 && this.heights.get(key) !== h) {
+        this.heights.set(key, h);
+        changed = true;
+      }
+    }
+    if (changed) this.dirty = true;
+    return changed;
   }
 
   /** @param {number} i */
@@ -134,21 +174,57 @@ export class VirtualList {
     });
   }
 
+  /** @param {number} y */
+  _scrollTo(y) {
+    window.scrollTo(0, y);
+    this.ownY = window.scrollY;
+  }
+
   _containerTop() {
     return this.container.getBoundingClientRect().top + window.scrollY;
   }
 
   /**
-   * Attaches the rows near the viewport and detaches the rest.
-   * @param {{key: string, top: number} | null} [anchor] keep this row at this viewport top
+   * Attaches the rows near the viewport and detaches the rest. The rows just attached are measured at once (one
+   * layout), so the list's heights are the heights on screen from here on, and the reader's row is put back where it
+   * was (or where `anchor` says) before the frame is painted.
+   * @param {{key: string, top: number} | null} [anchor] keep this row at this viewport top (default: the reader's
+   *   row where it is now)
    */
   update(anchor = null) {
     if (this.suspended || !this.container.isConnected || !this.container.getClientRects().length) return;
     this._layout();
     if (anchor) {
-      const i = this.indexOf(anchor.key);
-      if (i >= 0) window.scrollTo(0, this._containerTop() + this.offsets[i] - anchor.top);
+      const at = this.indexOf(anchor.key);
+      // near enough to attach the right rows (the old spacers may clamp it); corrected below from the element
+      if (at >= 0) this._scrollTo(this._containerTop() + this.offsets[at] - anchor.top);
+    } else if (!this.pinned) {
+      anchor = this._markNow() ?? this._anchor(true);
     }
+    this._attachInView();
+    if (this._measure()) {
+      this._layout();
+      this._setSpacers();
+      this.schedule(); // the rows in reach may differ a little now
+    }
+    this._restore(anchor);
+  }
+
+  /** Puts the anchor's row back at the anchor's viewport top (when it is attached) and marks it as shown there;
+   * without one, marks the reader's row where it is. @param {{key: string, top: number} | null} anchor */
+  _restore(anchor) {
+    const el = anchor ? this.attached.get(anchor.key) : undefined;
+    if (!anchor || !el || el.hidden) {
+      this.mark = this._anchor(true);
+      return;
+    }
+    const moved = el.getBoundingClientRect().top - anchor.top;
+    if (Math.abs(moved) > 0.5) this._scrollTo(window.scrollY + moved);
+    this.mark = { key: anchor.key, top: anchor.top };
+  }
+
+  /** Attaches the rows within `overscan` of the viewport. */
+  _attachInView() {
     const base = this._containerTop();
     const viewTop = window.scrollY - base - this.overscan;
     const viewBottom = window.scrollY - base + window.innerHeight + this.overscan;
@@ -184,17 +260,23 @@ export class VirtualList {
     }
     this.first = first;
     this.last = last;
-    this.top.style.height = `${this.offsets[first]}px`;
-    this.bottom.style.height = `${this.offsets[this.count] - this.offsets[last]}px`;
+    this._setSpacers();
+  }
+
+  _setSpacers() {
+    this.top.style.height = `${this.offsets[this.first]}px`;
+    this.bottom.style.height = `${this.offsets[this.count] - this.offsets[this.last]}px`;
   }
 
   /** @param {ResizeObserverEntry[]} entries */
   _resized(entries) {
+    // Rows changed height since they were measured (their HTML arrived, a section opened, the width changed): the
+    // list takes the new heights, and the reader's row goes back to where it was last shown.
     let changed = false;
     for (const entry of entries) {
       const el = /** @type {HTMLElement} */ (entry.target);
       const key = el.dataset.key;
-      if (!key || !el.isConnected) continue;
+      if (!key || !el.isConnected || !this.attached.has(key)) continue;
       const h = el.getBoundingClientRect().height;
       if (h > 0 && this.heights.get(key) !== h) {
         this.heights.set(key, h);
@@ -202,17 +284,13 @@ export class VirtualList {
       }
     }
     if (!changed) return;
-    const anchor = this._anchor();
     this.dirty = true;
     this._layout();
-    this.top.style.height = `${this.offsets[this.first]}px`;
-    this.bottom.style.height = `${this.offsets[this.count] - this.offsets[this.last]}px`;
+    this._setSpacers();
     if (this.pinned && this.last === this.count) {
       window.scrollTo(0, (document.scrollingElement || document.documentElement).scrollHeight);
-    } else if (anchor) {
-      const el = this.attached.get(anchor.key);
-      const now = el ? el.getBoundingClientRect().top : anchor.top;
-      if (Math.abs(now - anchor.top) > 0.5) window.scrollBy(0, now - anchor.top);
+    } else {
+      this._restore(this._markNow());
     }
     this.schedule();
   }
@@ -224,6 +302,7 @@ export class VirtualList {
    */
   scrollToIndex(i, block = "start") {
     if (i < 0 || i >= this.count) return null;
+    this.mark = null;
     this._layout();
     const base = this._containerTop();
     const y = base + this.offsets[i];
@@ -234,7 +313,11 @@ export class VirtualList {
     else if (y < window.scrollY || y + h > window.scrollY + window.innerHeight) window.scrollTo(0, Math.max(0, y));
     this.update();
     const el = this.attached.get(this.opts.key(i)) || null;
-    el?.scrollIntoView({ block });
+    if (el) {
+      el.scrollIntoView({ block });
+      this.ownY = window.scrollY;
+      this.mark = { key: this.opts.key(i), top: el.getBoundingClientRect().top }; // kept there while rows above fill in
+    }
     return el;
   }
 

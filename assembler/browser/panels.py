@@ -102,6 +102,11 @@ def _turn_span(turn: TurnLocation | None) -> tuple[int, int] | None:
     return (start, end) if _span(start, end) else None
 
 
+def _scalar(value: Any) -> bool:
+    """A turn or step number usable as a key (a malformed event may carry a list or an object there)."""
+    return value is None or type(value) in (int, float, str, bool)
+
+
 def _step_row(node: ViewNode, data: TrajectoryAssistantData, chat_steps: Mapping[tuple[Any, Any], str],
               tools: Mapping[str, ViewNode], turns: Mapping[Any, TurnLocation]) -> dict[str, Any]:
     request = data.request if data.request is not UNSET else None
@@ -127,13 +132,13 @@ def _step_row(node: ViewNode, data: TrajectoryAssistantData, chat_steps: Mapping
         "tokens": _usage(request.usage if request is not None and request.usage is not UNSET else
                          settled.usage if settled is not None else None),
         "summary": _summary(blocks), "tools": _tool_calls(blocks, tools),
-        "chatKey": chat_steps.get((turn, step)), "bar": None,
+        "chatKey": chat_steps.get((turn, step)) if _scalar(turn) and _scalar(step) else None, "bar": None,
     }
     if request is not None and request.error is not UNSET:
         row["error"] = request.error
         if request.retry is not UNSET:
             row["retry"] = _v(request.retry)
-    span = _turn_span(turns.get(turn))
+    span = _turn_span(turns.get(turn)) if _scalar(turn) else None
     if span is not None and row["durationMs"] is not None:
         t0, t1 = span
         total = t1 - t0
@@ -159,7 +164,7 @@ def trajectory_rows(trajectory: Iterable[ViewNode], chat: Iterable[ViewNode],
         if type(data) is TrajectoryAssistantData:
             rows.append(_step_row(node, data, chat_steps, tools, turns))
         elif type(data) is TrajectoryTurnEndData:
-            tl = turns.get(data.turn)
+            tl = turns.get(data.turn) if _scalar(data.turn) else None
             span = _turn_span(tl)
             rows.append({"key": node.key, "kind": "turn-end", "seq": node.anchorSeq, "turn": _v(data.turn),
                          "status": "error" if data.error is not UNSET else "complete",

@@ -20,12 +20,18 @@ from .. import render
 from ..chunk_rows import expand_row
 from ..conversation import ConversationAssembler
 from ..history import MessageIndex
+from ..jsontext import encode_with, reader_text
 from ..records import StorageRecord, StorageRow, encode_hook
 from ..views import ViewNode, hidden_by_default
 
 __all__ = ["SearchIndex", "node_records", "row_members"]
 
-_encode = msgspec.json.Encoder(enc_hook=encode_hook).encode
+_encoder = msgspec.json.Encoder(enc_hook=encode_hook).encode
+
+
+def _encode(value: Any) -> bytes:
+    """A record's JSON as stored (lone surrogates escaped, not refused)."""
+    return encode_with(_encoder, value)
 
 
 class SearchIndex:
@@ -38,7 +44,7 @@ class SearchIndex:
         hit = self._cache.get(node.key)
         if hit is not None and hit[0] == rev:
             return hit[1]
-        texts = [text.lower() for _, text in render.node_text_blocks(node)]
+        texts = [reader_text(text).lower() for _, text in render.node_text_blocks(node)]  # as the page shows it
         self._cache[node.key] = (rev, texts)
         return texts
 

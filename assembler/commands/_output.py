@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
+from ..jsontext import utf8_text
 from ..store.atomic import (
     Interrupted,
     OutputError,
@@ -98,7 +99,11 @@ def write_stdout(data: bytes) -> None:
 
 def print_stdout(text: str) -> None:
     """Print a line of text to standard output. Raises ``OutputError`` naming ``<stdout>``."""
-    write_stdout(text.encode("utf-8", "surrogateescape") + b"\n")
+    try:
+        data = text.encode("utf-8", "surrogateescape")  # a file name's undecodable bytes go out as they came
+    except UnicodeEncodeError:  # a surrogate from the log's JSON text (U+D800..U+DBFF, or a pair split in two)
+        data = utf8_text(text)
+    write_stdout(data + b"\n")
 
 
 def _check_stdout_is_no_input(inputs: Sequence[str]) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import AssemblerError
 from ..history import MessageIndex
+from ..jsontext import utf8_text
 from ._common import fail, load, warn_faults
 from ._output import error, output, preflight
 
@@ -126,5 +127,5 @@ def cmd_export(args: argparse.Namespace) -> int:
         return 1
     warn_faults(args.file, faults)
     with output(args.output, inputs=[args.file]) as out:
-        out.write(document.encode("utf-8"))
+        out.write(utf8_text(document))
     return 0 if result.ok else 1

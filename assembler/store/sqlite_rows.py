@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from ..chunk_rows import is_storage_row, storage_row
-from ..jsontext import NestingError, decode_json
+from ..jsontext import NestingError, decode_json, has_surrogate
 from ..records import ROW_TYPES, StorageRecord, encode, is_safe_integer
 
 __all__ = ["BadRow", "record_row", "row_record", "checked_record"]
@@ -39,6 +39,8 @@ def record_row(record: Any) -> tuple[Any, ...]:
     rtype = record.get("type")
     if type(rtype) is not str:
         raise ValueError(f"record type must be a string, got {rtype!r}")
+    if has_surrogate(rtype):
+        raise ValueError(f"record type {rtype!r} holds a lone UTF-16 surrogate (a TEXT column cannot hold it)")
     fields: dict[str, Any] = {}
     seq = record.get(seq_key)
     if type(seq) is int:

@@ -1,12 +1,14 @@
 """Moving around (issue 12 item 7): the URL follows the row in view (#session=ID&seq=N, replaceState), each row's
 copy buttons put the right text on the clipboard, scrolling up near the top by hand loads older messages (the
-page's own scrolling does not), and ``?`` shows the keyboard help."""
+page's own scrolling does not), "Load older" keeps the reader's row where it was on screen once the older rows are
+rendered and measured, and ``?`` shows the keyboard help."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING
 
+import pytest
 from playwright.sync_api import Page
 from session_builder import Session
 
@@ -126,3 +128,69 @@ def test_question_mark_shows_the_keyboard_help(viewer: Viewer) -> None:
     assert "load older" in page.locator("#key-help").inner_text()
     page.keyboard.press("Escape")
     assert page.locator("#key-help").is_hidden()
+
+
+def varied_session(sid: str, turns: int = 75) -> bytes:
+    """``2 * turns`` messages of varied lengths (one line to several paragraphs), so estimated and measured row
+    heights differ, as they do on real logs."""
+    s = Session(sid)
+    for n in range(1, turns + 1):
+        s.user(f"Varied question {n}? " + "Some context for it. " * ((n * 7) % 23))
+        paragraphs = [f"Varied answer {n}, part {p}: " + "words that wrap across the line " * ((n * 13 + p * 5) % 17)
+                      for p in range(1 + (n * 5) % 4)]
+        s.assistant([("text", "\n\n".join(paragraphs))])
+        s.end_step()
+        s.end_turn()
+    return s.to_bytes()
+
+
+FIRST_ROW = """() => {
+    // The reader's row: of the rows reaching below the sticky header, the highest on screen; its key and top.
+    const header = document.querySelector('.app-header').getBoundingClientRect().bottom;
+    const rows = [...document.querySelectorAll('#transcript article[data-key]')]
+        .filter((el) => !el.hidden && el.getBoundingClientRect().bottom > header + 1)
+        .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top);
+    return rows.length ? { key: rows[0].dataset.key, top: rows[0].getBoundingClientRect().top } : null;
+}"""
+
+SETTLE = """async () => {
+    // Until the list is still: no load running, no row rendering or waiting for its HTML, and two frames (so the
+    // ResizeObserver has reported the rows' measured heights) changed nothing.
+    const tv = window.transcriptViewer;
+    const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    for (let i = 0; i < 100; i++) {
+        await tv.idle();
+        const before = document.scrollingElement.scrollTop;
+        await frame();
+        const still = !document.documentElement.dataset.loadingOlder && !document.documentElement.dataset.busy
+            && !document.querySelector('#transcript article.placeholder');
+        if (still && document.scrollingElement.scrollTop === before) return i;
+    }
+    throw new Error('the list did not settle');
+}"""
+
+
+@pytest.mark.parametrize(("row", "dy"), [(1, 0), (2, -40), (5, 60)])
+def test_load_older_keeps_the_readers_row_in_place(viewer: Viewer, row: int, dy: int) -> None:
+    result = viewer.open_file(viewer.add_file("varied.jsonl", varied_session("varied")))
+    assert result["inputs"] > 0
+    page = viewer.page
+    assert page.locator("#load-older").is_visible()
+    before = count_rows(page)
+    # The reader is at some row near the top of what is shown: row `row` scrolled to the top, then by `dy` px.
+    page.evaluate("""([row, dy]) => {
+        const tv = window.transcriptViewer;
+        tv.view.focusKey(tv.view.shownKeys()[row], { block: 'start' });
+        window.scrollBy(0, dy);
+    }""", [row, dy])
+    page.evaluate(SETTLE)
+    first = page.evaluate(FIRST_ROW)
+    assert first is not None
+    # Load older, as the button does (a DOM click: Playwright's click would scroll the button into view first).
+    page.evaluate("() => document.getElementById('load-older').click()")
+    page.wait_for_function("(n) => window.transcriptViewer.view.shown.length > n", arg=before)
+    page.evaluate(SETTLE)
+    assert count_rows(page) > before
+    after = page.evaluate(FIRST_ROW)
+    assert after is not None and after["key"] == first["key"]
+    assert abs(after["top"] - first["top"]) <= 2, (first, after)

@@ -17,6 +17,7 @@ from assembler.journal import (
     JournalFailed,
     JournalNotOpen,
     OpeningViolation,
+    Output,
     PackedLiveRecord,
     PageReadFailed,
     PageRequest,
@@ -31,6 +32,13 @@ from assembler.journal import (
 from assembler.records import ChunksRecord, EventRecord, SessionEvent, TextChunksEvent, TextRowData
 
 R = tuple[int, int]
+
+
+def only_request(out: list[Output]) -> PageRequest:
+    """The one publication of ``out``, which must be a page request."""
+    [request] = out
+    assert isinstance(request, PageRequest), out
+    return request
 
 
 def journal() -> Journal[R]:
@@ -129,7 +137,7 @@ def test_rejects_partial_overlap_and_keeps_window() -> None:
 
 def test_gap_returns_repair_request_then_replaces() -> None:
     j = opened()
-    [request] = j.entry((12, 12))
+    request = only_request(j.entry((12, 12)))
     assert isinstance(request, PageRequest)
     assert (request.kind, request.through, request.max_messages) == ("repair", 12, 10)
     assert j.entry((13, 13)) == []  # queued while the page is in flight
@@ -142,9 +150,9 @@ def test_gap_returns_repair_request_then_replaces() -> None:
 
 def test_repair_reads_one_more_page_when_queue_is_not_contiguous() -> None:
     j = opened()
-    [first] = j.entry((12, 12))
+    first = only_request(j.entry((12, 12)))
     j.entry((15, 15))  # a second gap while repairing
-    [second] = j.page(first, [(10, 12)], False)
+    second = only_request(j.page(first, [(10, 12)], False))
     assert isinstance(second, PageRequest) and second.through == 15
     j.entry((16, 16))
     out = j.page(second, [(10, 15)], False)
@@ -154,9 +162,9 @@ def test_repair_reads_one_more_page_when_queue_is_not_contiguous() -> None:
 
 def test_repair_fails_when_second_page_still_short() -> None:
     j = opened()
-    [first] = j.entry((12, 12))
+    first = only_request(j.entry((12, 12)))
     j.entry((15, 15))
-    [second] = j.page(first, [(10, 12)], False)
+    second = only_request(j.page(first, [(10, 12)], False))
     j.entry((18, 18))
     with pytest.raises(CursorMismatch, match="page did not reach its opening cursor"):
         j.page(second, [(10, 15)], False)
@@ -167,10 +175,10 @@ def _second_repair_read() -> tuple[Journal[R], PageRequest]:
     """The sequence Hypothesis found (tests/property/test_journal_stateful.py): seq 34 and 37 lost, duplicates
     queued, the first read (through 35) answered, so the second read goes out through 38."""
     j = opened(33, [(30, 33)])
-    [first] = j.entry((35, 35))
+    first = only_request(j.entry((35, 35)))
     for entry in [(35, 35), (36, 36), (35, 35), (38, 38), (36, 36)]:
         assert j.entry(entry) == []
-    [second] = j.page(first, [(32, 34), (35, 35)], True)
+    second = only_request(j.page(first, [(32, 34), (35, 35)], True))
     assert isinstance(second, PageRequest) and (second.kind, second.through) == ("repair", 38)
     return j, second
 
@@ -196,7 +204,7 @@ def test_live_frames_following_during_second_repair_read_are_merged() -> None:
 
 def test_repair_page_must_end_at_requested_cursor() -> None:
     j = opened()
-    [request] = j.entry((12, 12))
+    request = only_request(j.entry((12, 12)))
     with pytest.raises(CursorMismatch, match="page did not end at its requested cursor"):
         j.page(request, [(10, 11)], False)
     assert j.window == [(0, 4), (5, 9)]
@@ -204,7 +212,7 @@ def test_repair_page_must_end_at_requested_cursor() -> None:
 
 def test_repair_rejects_partially_overlapping_queued_entry() -> None:
     j = opened()
-    [request] = j.entry((12, 12))
+    request = only_request(j.entry((12, 12)))
     j.entry((11, 14))
     with pytest.raises(PartialOverlap, match="replacement contains a partially overlapping entry"):
         j.page(request, [(10, 12)], False)
@@ -226,7 +234,7 @@ def test_stream_end_during_repair() -> None:
 
 def test_reconnect_abandons_repair_and_ignores_stale_page() -> None:
     j = opened()
-    [request] = j.entry((12, 12))
+    request = only_request(j.entry((12, 12)))
     j.reconnect()
     assert j.page(request, [(10, 12)], False) == []
     j.page_failed(request, "aborted")  # stale: ignored
@@ -258,7 +266,7 @@ def test_reconnect_requires_opening_first() -> None:
 
 def test_failed_repair_read_fails_journal() -> None:
     j = opened()
-    [request] = j.entry((12, 12))
+    request = only_request(j.entry((12, 12)))
     with pytest.raises(PageReadFailed):
         j.page_failed(request, "boom")
     with pytest.raises(JournalFailed):
