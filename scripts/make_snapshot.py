@@ -110,6 +110,35 @@ def _run_maker(site: Path, uploads: Path) -> dict[str, Any]:
     return outcome
 
 
+def initial_memory(wasm: Path) -> int:
+    """The initial size in bytes of the memory a wasm module defines (its memory section): a restored heap must fit
+    in it, because Pyodide restores a snapshot by copying it over that memory before anything can grow it."""
+    data = wasm.read_bytes()
+
+    def leb(at: int) -> tuple[int, int]:
+        value = shift = 0
+        while True:
+            byte = data[at]
+            at += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value, at
+
+    at = 8  # magic and version
+    while at < len(data):
+        section = data[at]
+        size, body = leb(at + 1)
+        if section == 5:  # memory
+            count, at = leb(body)
+            if count != 1:
+                break
+            pages, _ = leb(at + 1)  # after the limits' flags byte
+            return pages * 65536
+        at = body + size
+    raise SnapshotError(f"{wasm.name} defines no single memory: cannot check the snapshot's size")
+
+
 def make_snapshot(site: Path) -> Made:
     """Writes ``site/pyodide/snapshot.bin.gz``; returns the heap's size, the maker's report and our wheel's bytecode."""
     with tempfile.TemporaryDirectory(dir=site.parent, prefix=".snapshot-maker-") as tmp:
@@ -125,5 +154,11 @@ def make_snapshot(site: Path) -> Made:
                 shutil.copyfileobj(raw, packed, 1 << 20)
         packed = partial.stat().st_size
         partial.replace(site / SNAPSHOT)
+        heap, limit = int(outcome["info"]["heapBytes"]), initial_memory(site / "pyodide" / "pyodide.asm.wasm")
+        if heap > limit:
+            raise SnapshotError(
+                f"the heap grew to {heap / 2**20:.1f} MiB before the snapshot, more than the runtime's initial"
+                f" {limit / 2**20:.1f} MiB: a restore would fail. Import less before the snapshot (web/boot.mjs)"
+            )
         pyc_zip = (uploads / "own-pyc.zip").read_bytes()
         return Made(got["snapshot.bin"], packed, dict(outcome.get("info") or {}), pyc_zip)

@@ -30,6 +30,8 @@ export const SNAPSHOT_IMPORTS = [
   "pygments.formatter", "pygments.formatters", "pygments.formatters.html", "pygments.style", "pygments.styles",
   "pygments.styles.default",
 ];
+// Keep this list small: the heap must not outgrow the runtime's initial wasm memory (30 MiB in Pyodide 314.0.7),
+// since a restore cannot grow it (the build fails, saying so). Instantiating ~20 Pygments lexers here crossed it.
 
 /** Python run right after a restore: what the snapshot froze that must differ per page (the `random` seed). */
 export const AFTER_RESTORE = "import random\nrandom.seed()";

@@ -75,6 +75,7 @@ try {
     pyodide.unpackArchive(await wheelBytes(entry), "wheel", { extractDir });
   }
   const info = JSON.parse(pyodide.runPython(CHECK));
+  info.heapBytes = /** @type {any} */ (pyodide)._module.HEAP8.length; // checked against the initial memory
   const bytes = pyodide.makeMemorySnapshot();
   pyodide.unpackArchive(await wheelBytes(lock.packages["transcript-assembler"]), "wheel", { extractDir: "/tmp/own-wheel" });
   const compiled = pyodide.runPython(COMPILE);
