@@ -3,8 +3,8 @@
 // (scripts/snapshot/maker-worker.mjs), so a memory snapshot is made with exactly the options it is restored with.
 //
 // The build boots Pyodide once in headless Chromium with `_makeSnapshot`, loads the pure-Python wheels below and
-// imports SNAPSHOT_IMPORTS, then saves the wasm heap, gzipped, as pyodide/snapshot.bin.gz. The worker restores that heap
-// instead of initialising Python (Py_Initialize and Pyodide's own bootstrap take ~2 s of a cold load), then loads
+// imports SNAPSHOT_IMPORTS, then saves the wasm heap, gzipped, as pyodide/snapshot.bin.gz. The worker restores that
+// heap instead of initialising Python (Py_Initialize and Pyodide's own bootstrap take ~2 s of a cold load), then loads
 // our wheel and msgspec as usual. A snapshot holds no compiled extension (.so): a dlopen'ed library's code and
 // function-table slots live outside the heap and would not survive a restore, so msgspec and everything importing
 // it (our own package) load after the restore. Files are not in the heap either: the restored interpreter gets
@@ -13,7 +13,8 @@
 /** What the worker loads by name from ./pyodide/lock.json (which pulls in msgspec, markdown-it-py, mdurl, pygments). */
 export const PACKAGES = ["transcript-assembler"];
 
-/** The snapshot the build writes next to the runtime (absent when the build could not make one). */
+/** The snapshot the build writes next to the runtime (the worker boots from scratch when it is missing or does not
+ * restore). */
 export const SNAPSHOT_PATH = "pyodide/snapshot.bin.gz"; // gzip: a quarter of the bytes to serve
 
 /** Pure-Python wheels installed before the snapshot is taken (no .so: see above). */

@@ -68,7 +68,9 @@ async function boot() {
     started = "snapshot";
   } catch (err) {
     const why = String(/** @type {any} */ (err)?.message || err);
-    started = err instanceof NoSnapshot ? `scratch (no snapshot: ${why})` : `scratch (the snapshot did not restore: ${why})`;
+    started = err instanceof NoSnapshot
+      ? `scratch (no snapshot: ${why})`
+      : `scratch (the snapshot did not restore: ${why})`;
   }
   if (started !== "snapshot") {
     stage("runtime", `initialising Python from scratch, ${started.slice("scratch (".length, -1)}`);

@@ -65,8 +65,9 @@ try {
   const options = pyodideOptions(new URL("../", import.meta.url));
   const pyodide = await loadPyodide({ ...options, env: { PYTHONHASHSEED: "0" }, _makeSnapshot: true });
   // Installed with unpackArchive, not loadPackage: loadPackage leaves JavaScript state behind that a snapshot
-  // cannot hold ("Unexpected hiwire entry"). The worker's loadPackage installs the same wheels again after a restore.
-  // Into site-packages, where loadPackage puts them: a module's __path__ must name the files it finds after a restore.
+  // cannot hold ("Unexpected hiwire entry"). The worker's loadPackage installs the same wheels again after a
+  // restore. Into site-packages, where loadPackage puts them: a module's __path__ must name the files it finds
+  // after a restore.
   const extractDir = String(pyodide.runPython("import sysconfig\nsysconfig.get_path('purelib')"));
   const lock = /** @type {any} */ (pyodide).lockfile;
   for (const name of SNAPSHOT_PACKAGES) {
@@ -77,7 +78,8 @@ try {
   const info = JSON.parse(pyodide.runPython(CHECK));
   info.heapBytes = /** @type {any} */ (pyodide)._module.HEAP8.length; // checked against the initial memory
   const bytes = pyodide.makeMemorySnapshot();
-  pyodide.unpackArchive(await wheelBytes(lock.packages["transcript-assembler"]), "wheel", { extractDir: "/tmp/own-wheel" });
+  const own = await wheelBytes(lock.packages["transcript-assembler"]);
+  pyodide.unpackArchive(own, "wheel", { extractDir: "/tmp/own-wheel" });
   const compiled = pyodide.runPython(COMPILE);
   const pyc = compiled.toJs();
   compiled.destroy();
