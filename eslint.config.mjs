@@ -6,7 +6,7 @@ export default [
   { ignores: ["node_modules/", "build/", ".venv/"] },
   js.configs.recommended,
   {
-    files: ["web/**/*.mjs"],
+    files: ["web/**/*.mjs", "scripts/snapshot/*.mjs"],
     languageOptions: {
       ecmaVersion: 2023,
       sourceType: "module",
@@ -24,7 +24,7 @@ export default [
     },
   },
   {
-    files: ["web/worker.mjs"],
+    files: ["web/worker.mjs", "scripts/snapshot/maker-worker.mjs"],
     languageOptions: { globals: { ...globals.worker } },
   },
   {

@@ -211,7 +211,7 @@ def reader_text(text: str) -> str:
     """``text`` as a reader sees it: text built from JSON strings is UTF-16 code units the way the log's writer saw
     them, so a surrogate pair split between two deltas is joined into its character and a surrogate with no partner
     becomes U+FFFD, as a browser shows it. JSON outputs keep the surrogates instead (``encode_with``)."""
-    if _SURROGATE.search(text) is None:
+    if not has_surrogate(text):
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 

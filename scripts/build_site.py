@@ -5,7 +5,9 @@ Writes build/site/pyodide/lock.json (Pyodide's lock with msgspec 0.23.0, our pur
 with its sha256), so the page loads packages by name from 127.0.0.1 only. Wheels from PyPI are cached in
 build/wheel-cache/ and checked against pinned sha256s; a second run downloads nothing. Also writes
 build/site/transcript.css, the renderer's stylesheet with the Pygments token classes (``assembler.render``; the
-static export inlines the same CSS). Run with the project's venv (it imports the renderer); otherwise stdlib only.
+static export inlines the same CSS), and build/site/pyodide/snapshot.bin.gz, the Pyodide memory snapshot the worker
+restores instead of initialising Python (scripts/make_snapshot.py; needs Chromium and Playwright). Run with the
+project's venv (it imports the renderer and Playwright); otherwise stdlib only.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from make_snapshot import SnapshotError, make_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "web"
@@ -119,7 +124,7 @@ OWN_DEPENDS = ("msgspec", "markdown-it-py", "pygments")
 OWN_DATA_FILES = ("py.typed",)
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: same sources give the same wheel and sha256
 GENERATED = ("transcript.css",)  # written by the build; must not also exist in web/
-REQUIRED_WEB = ("index.html", "app.mjs", "worker.mjs")
+REQUIRED_WEB = ("index.html", "app.mjs", "worker.mjs", "boot.mjs")
 
 
 class BuildError(Exception):
@@ -199,12 +204,13 @@ def _record_hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
-def build_own_wheel(dest: Path) -> tuple[Path, str, int]:
+def build_own_wheel(dest: Path, bytecode: list[tuple[str, bytes]] | None = None) -> tuple[Path, str, int]:
     """Builds our pure py3-none-any wheel from the working tree, deterministically.
 
     Written with zipfile rather than `pip wheel`: the venv's setuptools (65.5, no `wheel` package) cannot build
     wheels without build isolation, and a fixed-timestamp build keeps the sha256 (and the lock) stable.
-    Contains every .py file and py.typed under assembler/ and definitions/. Returns (path, version, file count).
+    Contains every .py file and py.typed under assembler/ and definitions/, plus ``bytecode`` entries (the bytecode the
+    snapshot maker compiled). Returns (path, version, count of source files).
     """
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     name, version = project["name"], project["version"]
@@ -240,6 +246,7 @@ def build_own_wheel(dest: Path) -> tuple[Path, str, int]:
             metadata.append(f'Requires-Dist: {req}{sep}extra == "{extra}"')
     scripts = project.get("scripts", {})
     files: list[tuple[str, bytes]] = [(p.relative_to(ROOT).as_posix(), p.read_bytes()) for p in sources]
+    files += bytecode or []
     files += [
         (f"{dist_info}/METADATA", ("\n".join(metadata) + "\n").encode()),
         (
@@ -302,6 +309,38 @@ def write_stylesheet(out: Path) -> int:
     return path.stat().st_size
 
 
+def lock_own(packages: dict[str, Any], wheel: Path, version: str) -> None:
+    """Puts our wheel in the lock and checks that every dependency of ours and of the pinned wheels resolves."""
+    packages["transcript-assembler"] = lock_entry(
+        "transcript-assembler", version, wheel.name, sha256_file(wheel), OWN_PACKAGES, OWN_DEPENDS
+    )
+    for key in [w.key for w in PINNED_WHEELS] + ["transcript-assembler"]:
+        for dep in packages[key]["depends"]:
+            if dep not in packages:
+                raise BuildError(f"lock entry {key!r} depends on {dep!r}, which is not in the lock")
+
+
+def write_lock(pyodide_dir: Path, lock: dict[str, Any]) -> None:
+    path = pyodide_dir / "lock.json"
+    partial = path.with_name(path.name + ".part")
+    partial.write_text(json.dumps(lock, sort_keys=True, separators=(",", ":")) + "\n")
+    partial.replace(path)
+
+
+def pyc_entries(pyc_zip: bytes) -> list[tuple[str, bytes]]:
+    """The maker's bytecode zip as wheel entries; each must sit in a __pycache__ next to one of our packages."""
+    entries: list[tuple[str, bytes]] = []
+    with zipfile.ZipFile(io.BytesIO(pyc_zip)) as zf:
+        for name in sorted(zf.namelist()):
+            parts = name.split("/")
+            if parts[0] not in OWN_PACKAGES or parts[-2:-1] != ["__pycache__"] or not name.endswith(".pyc"):
+                raise BuildError(f"the maker's bytecode has an unexpected entry {name!r}")
+            entries.append((name, zf.read(name)))
+    if not entries:
+        raise BuildError("the maker compiled no bytecode for our wheel")
+    return entries
+
+
 def build(out: Path) -> str:
     for name in REQUIRED_WEB:
         if not (WEB / name).is_file():
@@ -330,24 +369,23 @@ def build(out: Path) -> str:
         )
 
     own, own_version, own_files = build_own_wheel(pyodide_dir)
-    packages["transcript-assembler"] = lock_entry(
-        "transcript-assembler",
-        own_version,
-        own.name,
-        sha256_file(own),
-        OWN_PACKAGES,
-        OWN_DEPENDS,
-    )
-    for key in [w.key for w in PINNED_WHEELS] + ["transcript-assembler"]:  # our dependencies must resolve
-        for dep in packages[key]["depends"]:
-            if dep not in packages:
-                raise BuildError(f"lock entry {key!r} depends on {dep!r}, which is not in the lock")
-    (pyodide_dir / "lock.json").write_text(json.dumps(lock, sort_keys=True, separators=(",", ":")) + "\n")
+    lock_own(packages, own, own_version)
+    write_lock(pyodide_dir, lock)
+    try:
+        made = make_snapshot(out)
+    except SnapshotError as exc:
+        raise BuildError(f"the Pyodide memory snapshot: {exc}") from None
+    # Our wheel again, now with the bytecode the maker compiled (the snapshot does not hold our package).
+    own, own_version, own_files = build_own_wheel(pyodide_dir, pyc_entries(made.pyc_zip))
+    lock_own(packages, own, own_version)
+    write_lock(pyodide_dir, lock)
 
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     return (
         f"pyodide {PYODIDE_VERSION} (Python {lock['info']['python']}), {len(PINNED_WHEELS)} pinned wheels"
-        f" ({downloaded} downloaded), {own.name} ({own_files} files), {size / 1e6:.1f} MB"
+        f" ({downloaded} downloaded), {own.name} ({own_files} files + bytecode), snapshot.bin.gz"
+        f" ({made.size / 1e6:.1f} MB heap, {made.packed / 1e6:.1f} MB gzipped, {made.info.get('modules')} modules),"
+        f" {size / 1e6:.1f} MB"
     )
 
 

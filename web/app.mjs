@@ -47,10 +47,10 @@ const mark = (name) => {
   performance.mark(`viewer:${name}`); // read by perf/bench_boot.py (User Timing, no test hook needed)
 };
 
-/** @type {{stage: string, ms: number}[]} */
+/** @type {{stage: string, ms: number, text: string}[]} */
 const stages = [];
 bridge.onStage = (stage) => {
-  stages.push({ stage: stage.stage, ms: stage.ms });
+  stages.push({ stage: stage.stage, ms: stage.ms, text: stage.text });
   mark(`stage:${stage.stage}`);
   setBootStage(stage.stage, stage.text);
 };

@@ -2,6 +2,8 @@
 // The main thread's side of the worker protocol (see worker.mjs): call(op, args, transfer) → Promise.
 // Results that are JSON bytes are decoded here (TextDecoder + JSON.parse); nothing else crosses as a string.
 
+import { adoptWorker } from "./worker-start.mjs";
+
 const decoder = new TextDecoder();
 
 /** @param {unknown} value */
@@ -14,9 +16,7 @@ export function decodeJson(value) {
 /** @typedef {Record<string, number>} BootTimings */
 
 export class Bridge {
-  /** @param {URL} url */
-  constructor(url) {
-    this.worker = new Worker(url, { type: "module" });
+  constructor() {
     /** @type {Map<number, {resolve: (v: any) => void, reject: (e: Error) => void}>} */
     this.pending = new Map();
     this.nextId = 1;
@@ -36,13 +36,13 @@ export class Bridge {
     });
     this._resolveReady = resolveReady;
     this._rejectReady = rejectReady;
-    this.worker.onmessage = (event) => this._receive(event.data);
-    this.worker.onerror = (event) => {
+    // The worker was started by worker-start.mjs, before this module graph finished loading.
+    this.worker = adoptWorker((event) => this._receive(event.data), (event) => {
       const err = new Error(`the Python worker failed: ${event.message || "could not start"}`);
       this._rejectReady(err);
       for (const { reject } of this.pending.values()) reject(err);
       this.pending.clear();
-    };
+    });
   }
 
   /** @param {any} msg */

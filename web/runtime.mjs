@@ -1,15 +1,11 @@
 // @ts-check
 // The page's shared parts: the Python worker (bridge), the Chat view, and what is open now (state).
 import { Bridge } from "./bridge.mjs";
-import { TEST_MODE } from "./config.mjs";
 import { els } from "./dom.mjs";
 import { setAlert } from "./status.mjs";
 import { TranscriptView } from "./transcript.mjs";
 
-const workerUrl = new URL("./worker.mjs", import.meta.url);
-if (TEST_MODE) workerUrl.searchParams.set("test", "1");
-
-export const bridge = new Bridge(workerUrl);
+export const bridge = new Bridge(); // the worker itself starts in worker-start.mjs
 
 export const view = new TranscriptView(els.transcript, bridge, {
   onError: (/** @type {Error} */ err) => setAlert("render", `Rendering failed in Python: ${err.message}. The rows already shown stay.`),

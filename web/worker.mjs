@@ -2,6 +2,8 @@
 // The viewer's Python side: a module Web Worker that boots Pyodide from ./pyodide/ (never a CDN), loads our wheel
 // and its pinned dependencies by name from ./pyodide/lock.json, and runs assembler.browser. Everything heavy
 // (parsing a 100 MB file, folding, rendering HTML) happens here, so the page's main thread stays responsive.
+// Python starts from the build's memory snapshot (./pyodide/snapshot.bin.gz, see boot.mjs) when there is one and it
+// restores; otherwise it initialises from scratch, and the runtime stage says why.
 //
 // Protocol: the page posts {id, op, args}; the worker answers {id, ok: true, value} or {id, ok: false, error}.
 // Bytes travel as transferred ArrayBuffers: into Python as a Uint8Array converted with pyodide.toPy (a
@@ -9,17 +11,36 @@
 // {type: "stage", stage, text, ms} at each boot stage (runtime, packages, ready: see config.BOOT_STAGES) and
 // {type: "progress", id, ...} while a file is read. The test hook runPython exists only when this worker's URL
 // carries ?test=1 (the page passes its own flag on).
+import { AFTER_RESTORE, PACKAGES, SNAPSHOT_PATH, pyodideOptions } from "./boot.mjs";
 import { PAGE_SIZE, SLICE_BYTES, TEST_MODE } from "./config.mjs";
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 
-const PACKAGES = ["transcript-assembler"]; // the lock pulls in msgspec, markdown-it-py, mdurl, pygments
-
+const T0 = performance.now();
 /** @type {import("./pyodide/pyodide.mjs").PyodideAPI} */
 let pyodide;
 /** @type {any} */
 let api = null; // assembler.browser.VIEWER
 /** @type {Record<string, number>} */
 const timings = {};
+
+/** There is no snapshot to restore (its fetch failed or was answered with an error status). */
+class NoSnapshot extends Error {}
+
+/** The snapshot's bytes, fetched while loadPyodide fetches and compiles the runtime (it awaits them only before
+ * instantiating the wasm module); rejects with NoSnapshot when there are none. */
+const snapshotBytes = fetch(new URL(`./${SNAPSHOT_PATH}`, import.meta.url)).then(
+  async (response) => {
+    if (!response.ok) throw new NoSnapshot(`HTTP ${response.status}`);
+    if (!response.body) throw new NoSnapshot("an empty response");
+    // The browser inflates it natively, while it downloads.
+    const inflated = new Response(response.body.pipeThrough(new DecompressionStream("gzip")));
+    const bytes = new Uint8Array(await inflated.arrayBuffer());
+    timings.snapshotFetchMs = Math.round(performance.now() - T0);
+    return bytes;
+  },
+  (err) => { throw new NoSnapshot(`fetch failed: ${String(err?.message || err)}`); },
+);
+snapshotBytes.catch(() => {}); // boot() reads the outcome; this only keeps an early rejection from being "unhandled"
 
 /**
  * @param {any} message
@@ -29,19 +50,32 @@ function post(message, transfer = []) {
   self.postMessage(message, transfer);
 }
 
+/** How Python started: "snapshot", or "scratch (…why…)" (read by perf.bench_boot and the boot tests). */
+let started = "";
+
 async function boot() {
-  const t0 = performance.now();
+  const t0 = T0;
   timings.startedAt = Math.round(performance.timeOrigin + t0); // epoch ms, comparable with the page's clock
   /** @param {string} name */
   const mark = (name) => { timings[name] = Math.round(performance.now() - t0); };
   /** @param {string} stage @param {string} text */
   const stage = (stage, text) => post({ type: "stage", stage, text, ms: Math.round(performance.now() - t0) });
   stage("runtime", "loading the Python runtime");
-  const base = new URL("./", import.meta.url);
-  pyodide = await loadPyodide({
-    indexURL: new URL("./pyodide/", base).href,
-    lockFileURL: new URL("./pyodide/lock.json", base).href, // must be absolute
-  });
+  const options = pyodideOptions(new URL("./", import.meta.url));
+  try {
+    pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshotBytes });
+    pyodide.runPython(AFTER_RESTORE);
+    started = "snapshot";
+  } catch (err) {
+    const why = String(/** @type {any} */ (err)?.message || err);
+    started = err instanceof NoSnapshot
+      ? `scratch (no snapshot: ${why})`
+      : `scratch (the snapshot did not restore: ${why})`;
+  }
+  if (started !== "snapshot") {
+    stage("runtime", `initialising Python from scratch, ${started.slice("scratch (".length, -1)}`);
+    pyodide = await loadPyodide(options);
+  }
   mark("runtimeMs");
   stage("packages", "loading packages");
   // loadPackage does not reject when a wheel fails (404, sha256 mismatch): collect the errors and throw.
@@ -58,7 +92,7 @@ async function boot() {
   api = module.VIEWER;
   mark("importMs");
   timings.bootMs = timings.importMs;
-  return { ...timings };
+  return { ...timings, started };
 }
 
 const ready = boot();
@@ -134,7 +168,7 @@ async function openFile(id, { file, all = false, maxMessages = PAGE_SIZE }) {
 
 /** @type {Record<string, (id: number, args: any) => Promise<any>>} */
 const OPS = {
-  ready: async () => ({ ...timings }),
+  ready: async () => ({ ...timings, started }),
   loadPage: async (_id, { bytes }) => call("load_page", bytesOf(bytes)),
   openFile: async (id, args) => openFile(id, args),
   frames: async (_id, { frames }) => call("apply_frames", frames.map((/** @type {ArrayBuffer | Uint8Array} */ f) => bytesOf(f))),

@@ -101,7 +101,7 @@ def print_stdout(text: str) -> None:
     """Print a line of text to standard output. Raises ``OutputError`` naming ``<stdout>``."""
     try:
         data = text.encode("utf-8", "surrogateescape")  # a file name's undecodable bytes go out as they came
-    except UnicodeEncodeError:  # a surrogate from the log's JSON text (U+D800..U+DBFF, or a pair split in two)
+    except UnicodeEncodeError:  # a surrogate from the log's JSON text (lone, or a pair split in two)
         data = utf8_text(text)
     write_stdout(data + b"\n")
 

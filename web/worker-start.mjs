@@ -1,0 +1,34 @@
+// @ts-check
+// Starts the Python worker as early as possible: index.html loads this module (and config.mjs, its only import)
+// before app.mjs, so Pyodide starts fetching while the page's own module graph still loads. Messages the worker
+// sends before the page's Bridge (bridge.mjs) adopts it are kept and handed over in order.
+import { TEST_MODE } from "./config.mjs";
+
+const url = new URL("./worker.mjs", import.meta.url);
+if (TEST_MODE) url.searchParams.set("test", "1");
+
+/** The viewer's one worker. */
+export const worker = new Worker(url, { type: "module" });
+
+/** @type {MessageEvent[]} */
+const early = [];
+/** @type {ErrorEvent | null} */
+let earlyError = null;
+worker.onmessage = (/** @type {MessageEvent} */ event) => { early.push(event); };
+worker.onerror = (/** @type {ErrorEvent} */ event) => { earlyError = event; };
+
+/**
+ * Hands the worker's events to their real handlers: first the ones that arrived before (in a microtask, so the
+ * rest of the page's module graph has set its hooks by then), then the rest as they come.
+ * @param {(event: MessageEvent) => void} onMessage
+ * @param {(event: ErrorEvent) => void} onError
+ */
+export function adoptWorker(onMessage, onError) {
+  worker.onmessage = onMessage;
+  worker.onerror = onError;
+  queueMicrotask(() => {
+    for (const event of early.splice(0)) onMessage(event);
+    if (earlyError) onError(earlyError);
+  });
+  return worker;
+}
