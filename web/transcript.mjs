@@ -7,6 +7,7 @@
 // is ever assigned with innerHTML; every other string goes through textContent.
 import { VirtualList } from "./vlist.mjs";
 import { listSessions } from "./sessions.mjs";
+import { summaryText } from "./summary.mjs";
 
 /**
  * A chat node as the worker describes it (no HTML).
@@ -15,35 +16,6 @@ import { listSessions } from "./sessions.mjs";
  */
 
 const HTML_CACHE_ROWS = 600; // rendered rows kept for scrolling back
-
-const USAGE_LABELS = [["inputTokens", "input"], ["outputTokens", "output"], ["cacheReadTokens", "cache read"],
-  ["cacheWriteTokens", "cache write"], ["reasoningTokens", "reasoning"]];
-
-/** @param {number} n @param {string} noun */
-function plural(n, noun) {
-  return `${n.toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`;
-}
-
-/** @param {number} n */
-function tokens(n) {
-  return n >= 10000 ? `${(n / 1000).toFixed(1)}K` : n.toLocaleString("en-US");
-}
-
-// The header's session totals (assembler.transcript.SessionSummary, sent with updates): counts, token usage as
-// recorded (any subset), models. Durations are never shown here; plain text only.
-/** @param {any} summary the update's session summary */
-export function summaryText(summary) {
-  if (!summary || typeof summary !== "object") return "";
-  const parts = [plural(summary.turns || 0, "turn"), plural(summary.steps || 0, "step"),
-    plural(summary.toolCalls || 0, "tool call")];
-  const usage = summary.usage;
-  if (usage && typeof usage === "object") {
-    const figures = USAGE_LABELS.filter(([k]) => Number.isInteger(usage[k])).map(([k, label]) => `${tokens(usage[k])} ${label}`);
-    if (figures.length) parts.push(`tokens: ${figures.join(", ")}`);
-  }
-  if (Array.isArray(summary.models) && summary.models.length) parts.push(summary.models.join(", "));
-  return parts.join(" · ");
-}
 
 /** @param {NodeMeta | undefined} meta */
 function estimateHeight(meta) {
@@ -298,8 +270,10 @@ export class TranscriptView {
   /** @param {{html: Record<string, string>, revs: Record<string, number>}} result */
   prime(result) { this._fill(result); }
 
-  /** @param {{html: Record<string, string>, revs: Record<string, number>}} result */
-  _fill({ html, revs }) {
+  /** @param {{html?: Record<string, string>, revs?: Record<string, number>, error?: {message?: string}}} result */
+  _fill({ html, revs, error }) {
+    // the worker's last line of defence answers an unexpected Python error with {error} instead of rows
+    if (!html || !revs) return this.onError(new Error(error?.message || "the worker sent no rows"));
     for (const [key, markup] of Object.entries(html)) {
       this.cache.delete(key);
       this.cache.set(key, { rev: revs[key], html: markup });

@@ -178,6 +178,27 @@ def test_python_error_is_an_alert_and_the_page_stays_usable(viewer: Viewer) -> N
     assert viewer.page.locator("[role=alert]").is_hidden()
 
 
+def test_an_internal_error_answering_render_is_an_alert(viewer: Viewer) -> None:
+    # Deeper than the test above: the guarded entry point answers {"error": {..., "internal": true}} instead of rows.
+    uncaught = len(viewer.page_errors)
+    viewer.run_python(
+        "import json\nfrom assembler import render\n"
+        "def _boom(node, **kw):\n    raise TypeError('render_node exploded on purpose')\n"
+        "render._saved_render_node = render.render_node\nrender.render_node = _boom\njson.dumps(True)")
+    try:
+        viewer.open_file(viewer.add_file("internal-error.jsonl", small("internal-error").to_bytes()))
+        wait_alert(viewer.page, "render_node exploded on purpose")
+        assert viewer.page.locator("[role=alert]").count() == 1
+        assert viewer.page_errors[uncaught:] == []  # the page did not throw on the answer
+    finally:
+        viewer.run_python("import json\nfrom assembler import render\n"
+                          "render.render_node = render._saved_render_node\njson.dumps(True)")
+    again = small("after2", first="Again question").to_bytes()
+    result = viewer.open_file(viewer.add_file("after-internal.jsonl", again))
+    assert result["error"] is None
+    assert "Again question 1?" in viewer.render_all()
+
+
 @pytest.mark.parametrize("name, data", [("picture.png", b"\x89PNG\r\n\x1a\n" + bytes(64))])
 def test_unsupported_local_file_is_an_alert_naming_it(viewer: Viewer, name: str, data: bytes) -> None:
     result = viewer.open_file(viewer.add_file(name, data))

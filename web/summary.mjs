@@ -1,0 +1,30 @@
+// @ts-check
+// The header's session totals as one line of plain text (the Chat view shows it; no durations).
+const USAGE_LABELS = [["inputTokens", "input"], ["outputTokens", "output"], ["cacheReadTokens", "cache read"],
+  ["cacheWriteTokens", "cache write"], ["reasoningTokens", "reasoning"]];
+
+/** @param {number} n @param {string} noun */
+function plural(n, noun) {
+  return `${n.toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+/** @param {number} n */
+function tokens(n) {
+  return n >= 10000 ? `${(n / 1000).toFixed(1)}K` : n.toLocaleString("en-US");
+}
+
+// The header's session totals (assembler.transcript.SessionSummary, sent with updates): counts, token usage as
+// recorded (any subset), models. Durations are never shown here; plain text only.
+/** @param {any} summary the update's session summary */
+export function summaryText(summary) {
+  if (!summary || typeof summary !== "object") return "";
+  const parts = [plural(summary.turns || 0, "turn"), plural(summary.steps || 0, "step"),
+    plural(summary.toolCalls || 0, "tool call")];
+  const usage = summary.usage;
+  if (usage && typeof usage === "object") {
+    const figures = USAGE_LABELS.filter(([k]) => Number.isInteger(usage[k])).map(([k, label]) => `${tokens(usage[k])} ${label}`);
+    if (figures.length) parts.push(`tokens: ${figures.join(", ")}`);
+  }
+  if (Array.isArray(summary.models) && summary.models.length) parts.push(summary.models.join(", "));
+  return parts.join(" · ");
+}
