@@ -59,8 +59,7 @@ export class VirtualList {
     this._onScroll = () => {
       const doc = document.scrollingElement || document.documentElement;
       this.pinned = doc.scrollHeight - window.scrollY - window.innerHeight <= 48;
-      // scrolled by the reader or by someone else (scrollIntoView): the row they see now is the one to keep
-      if (Math.abs(window.scrollY - this.ownY) > 1) this.mark = this.container.getClientRects().length ? this._anchor() : null;
+      this._scrolledByOthers();
       this.schedule();
     };
     window.addEventListener("scroll", this._onScroll, { passive: true });
@@ -91,6 +90,15 @@ export class VirtualList {
       this.attached.delete(key);
       this.opts.release?.(key, el);
     }
+  }
+
+  /** When the page was scrolled by the reader or by someone else (scrollIntoView) since the list's own last scroll,
+   * the row they see now is the one to keep. Checked on the scroll event and before the list moves anything itself:
+   * Chromium may run an animation frame before it dispatches the scroll event of a programmatic scroll. */
+  _scrolledByOthers() {
+    if (Math.abs(window.scrollY - this.ownY) <= 1) return;
+    this.ownY = window.scrollY;
+    this.mark = this.container.getClientRects().length ? this._anchor() : null;
   }
 
   /** The mark, while its row is attached and shown. */
@@ -199,6 +207,7 @@ export class VirtualList {
       // near enough to attach the right rows (the old spacers may clamp it); corrected below from the element
       if (at >= 0) this._scrollTo(this._containerTop() + this.offsets[at] - anchor.top);
     } else if (!this.pinned) {
+      this._scrolledByOthers();
       anchor = this._markNow() ?? this._anchor(true);
     }
     this._attachInView();
@@ -272,6 +281,7 @@ export class VirtualList {
   _resized(entries) {
     // Rows changed height since they were measured (their HTML arrived, a section opened, the width changed): the
     // list takes the new heights, and the reader's row goes back to where it was last shown.
+    this._scrolledByOthers(); // (before the heights change the layout)
     let changed = false;
     for (const entry of entries) {
       const el = /** @type {HTMLElement} */ (entry.target);
