@@ -35,6 +35,7 @@ __all__ = [
     "LogEvent",
     "LogParser",
     "LoadResult",
+    "note_event",
     "LogLoader",
     "parse_session_bytes",
 ]
@@ -313,6 +314,25 @@ class LoadResult:
         return self.error is None
 
 
+def note_event(result: LoadResult, event: LogEvent) -> bool:
+    """Counts a parsed record into ``result`` (not keeping it) and takes a header, a skipped line or a fault; False
+    for anything else (``NEED_DATA``, ``END``)."""
+    if type(event) is Record:
+        result.event_count += event.members
+        if type(event.value) is not dict:
+            result.row_count += 1
+            result.row_members += event.members
+    elif type(event) is Header:
+        result.header = event.value
+    elif type(event) is Skipped:
+        result.warnings.append(event.message)
+    elif type(event) is Fault:
+        result.error = event.error
+    else:
+        return False
+    return True
+
+
 class LogLoader:
     """A ``LogParser`` whose records are kept: ``feed`` slices, ``finish`` at the end; ``result`` at any time.
 
@@ -347,21 +367,10 @@ class LogLoader:
         before = len(records)
         while True:
             event = parser.next_event()
+            if not note_event(result, event):
+                break
             if type(event) is Record:
                 records.append(event.value)
-                members = event.members
-                result.event_count += members
-                if type(event.value) is not dict:
-                    result.row_count += 1
-                    result.row_members += members
-            elif type(event) is Header:
-                result.header = event.value
-            elif type(event) is Skipped:
-                result.warnings.append(event.message)
-            elif type(event) is Fault:
-                result.error = event.error
-            else:
-                break
         result.lines = parser.lines
         return len(records) - before
 

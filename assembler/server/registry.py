@@ -147,14 +147,10 @@ class SessionRegistry:
         Raises:
             HTTPException: 404 when the id is unsafe or unknown.
         """
-        if not session_id_is_safe(session_id):
-            raise HTTPException(404, f"unknown session {session_id!r}")
-        path = self._ids.get(session_id)
+        path = self._known(session_id)
         if path is None:
             path = (await self.rescan()).get(session_id)
-        if path is None or not path.is_file():
-            raise HTTPException(404, f"unknown session {session_id!r}")
-        return self._source(path)
+        return self._found(session_id, path)
 
     def lookup(self, session_id: str) -> SessionSource:
         """``find`` for a caller off the request path (start-up, tests): an unknown id rescans here, at once.
@@ -162,11 +158,18 @@ class SessionRegistry:
         Raises:
             HTTPException: 404 when the id is unsafe or unknown.
         """
-        if not session_id_is_safe(session_id):
-            raise HTTPException(404, f"unknown session {session_id!r}")
-        path = self._ids.get(session_id)
+        path = self._known(session_id)
         if path is None:
             path = self.scan().get(session_id)
+        return self._found(session_id, path)
+
+    def _known(self, session_id: str) -> Path | None:
+        """The path of a listed id (None when not listed); an unsafe id is a 404 at once."""
+        if not session_id_is_safe(session_id):
+            raise HTTPException(404, f"unknown session {session_id!r}")
+        return self._ids.get(session_id)
+
+    def _found(self, session_id: str, path: Path | None) -> SessionSource:
         if path is None or not path.is_file():
             raise HTTPException(404, f"unknown session {session_id!r}")
         return self._source(path)

@@ -16,13 +16,11 @@ from ..errors import SessionFileError
 from ..logfile import (
     DEFAULT_MAX_LINE_BYTES,
     NEED_DATA,
-    Fault,
-    Header,
     LoadResult,
     LogLoader,
     LogParser,
     Record,
-    Skipped,
+    note_event,
 )
 from ..records import StorageRecord, encode
 from . import zstd
@@ -216,19 +214,10 @@ class SessionStream:
         try:
             while True:
                 event = parser.next_event()
-                if type(event) is Record:
-                    self.record_count += 1
-                    result.event_count += event.members
-                    if type(event.value) is not dict:
-                        result.row_count += 1
-                        result.row_members += event.members
-                    yield event.value
-                elif type(event) is Header:
-                    result.header = event.value
-                elif type(event) is Skipped:
-                    result.warnings.append(event.message)
-                elif type(event) is Fault:
-                    result.error = event.error
+                if note_event(result, event):
+                    if type(event) is Record:
+                        self.record_count += 1
+                        yield event.value
                 elif event is NEED_DATA:
                     try:
                         if not self._more():

@@ -5,6 +5,8 @@ element, naming the file, line, seq or id, and badges say what is really going o
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import pytest
@@ -159,18 +161,26 @@ def test_server_gone_shows_offline_with_a_countdown_then_recovers(viewer: Viewer
     page.wait_for_function("() => document.getElementById('transcript').innerText.includes('Answer 3.')")
 
 
-def test_python_error_is_an_alert_and_the_page_stays_usable(viewer: Viewer) -> None:
+@contextmanager
+def raising_in_python(viewer: Viewer, owner: str, attr: str, message: str) -> Iterator[None]:
+    """Replaces ``owner.attr`` in the worker's Python (``owner`` an expression) by a function raising ``message``;
+    puts it back afterwards."""
     viewer.run_python(
-        "import json\nfrom assembler.browser import viewer as v\n"
-        "def _boom(keys):\n    raise ValueError('render exploded on purpose')\n"
-        "v.VIEWER._saved_render = v.VIEWER.render\nv.VIEWER.render = _boom\njson.dumps(True)")
+        f"import json, assembler.browser.viewer, assembler.render\nowner = {owner}\n"
+        f"def _boom(*args, **kwargs):\n    raise ValueError({message!r})\n"
+        f"owner._saved_{attr} = owner.{attr}\nowner.{attr} = _boom\njson.dumps(True)")
     try:
+        yield
+    finally:
+        viewer.run_python(f"import json, assembler.browser.viewer, assembler.render\nowner = {owner}\n"
+                          f"owner.{attr} = owner._saved_{attr}\njson.dumps(True)")
+
+
+def test_python_error_is_an_alert_and_the_page_stays_usable(viewer: Viewer) -> None:
+    with raising_in_python(viewer, "assembler.browser.viewer.VIEWER", "render", "render exploded on purpose"):
         viewer.open_file(viewer.add_file("py-error.jsonl", small("py-error").to_bytes()))
         text = wait_alert(viewer.page, "render exploded on purpose")
         assert "The rows already shown stay" in text
-    finally:
-        viewer.run_python("import json\nfrom assembler.browser import viewer as v\n"
-                          "v.VIEWER.render = v.VIEWER._saved_render\njson.dumps(True)")
     fixed = small("after", first="Recovered question").to_bytes()
     result = viewer.open_file(viewer.add_file("after-error.jsonl", fixed))
     assert result["error"] is None
@@ -181,18 +191,11 @@ def test_python_error_is_an_alert_and_the_page_stays_usable(viewer: Viewer) -> N
 def test_an_internal_error_answering_render_is_an_alert(viewer: Viewer) -> None:
     # Deeper than the test above: the guarded entry point answers {"error": {..., "internal": true}} instead of rows.
     uncaught = len(viewer.page_errors)
-    viewer.run_python(
-        "import json\nfrom assembler import render\n"
-        "def _boom(node, **kw):\n    raise TypeError('render_node exploded on purpose')\n"
-        "render._saved_render_node = render.render_node\nrender.render_node = _boom\njson.dumps(True)")
-    try:
+    with raising_in_python(viewer, "assembler.render", "render_node", "render_node exploded on purpose"):
         viewer.open_file(viewer.add_file("internal-error.jsonl", small("internal-error").to_bytes()))
         wait_alert(viewer.page, "render_node exploded on purpose")
         assert viewer.page.locator("[role=alert]").count() == 1
         assert viewer.page_errors[uncaught:] == []  # the page did not throw on the answer
-    finally:
-        viewer.run_python("import json\nfrom assembler import render\n"
-                          "render.render_node = render._saved_render_node\njson.dumps(True)")
     again = small("after2", first="Again question").to_bytes()
     result = viewer.open_file(viewer.add_file("after-internal.jsonl", again))
     assert result["error"] is None

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from assembler.errors import RecordDecodeError
 from assembler.lazy_rows import LazyGaps, LazyTexts, decode_lazy_page, joined_fragments
-from assembler.records import MAX_SAFE_INTEGER, decode_page, encode
+from assembler.records import MAX_SAFE_INTEGER, SessionPage, decode_page, encode
 from assembler.transcript import assemble, canonical_json
 from definitions import default_definitions
 
@@ -60,20 +60,29 @@ def _members(page: Any) -> list[Any]:
     return out
 
 
-@given(st.lists(row_json(), min_size=1, max_size=4))
-@settings(max_examples=300, deadline=None)
-def test_lazy_and_strict_pages_agree(rows: list[str]) -> None:
-    step = '{"type":"event","event":{"type":"step/start","seq":0,"time":0,"data":{"turn":1,"step":1}}}'
-    buf = ('{"records":[' + ",".join([step, *rows]) + '],"hasMore":false}').encode("utf-8", "surrogatepass")
+def _same_verdict(buf: bytes) -> tuple[SessionPage, SessionPage] | None:
+    """The lazy and strict decodings of ``buf``, which must be equal pages, or raise the same error (then None)."""
     try:
         strict = decode_page(buf)
     except RecordDecodeError as exc:
         with pytest.raises(RecordDecodeError) as got:
             decode_lazy_page(buf)
         assert str(got.value) == str(exc)
-        return
+        return None
     lazy = decode_lazy_page(buf)
     assert lazy == strict
+    return lazy, strict
+
+
+@given(st.lists(row_json(), min_size=1, max_size=4))
+@settings(max_examples=300, deadline=None)
+def test_lazy_and_strict_pages_agree(rows: list[str]) -> None:
+    step = '{"type":"event","event":{"type":"step/start","seq":0,"time":0,"data":{"turn":1,"step":1}}}'
+    buf = ('{"records":[' + ",".join([step, *rows]) + '],"hasMore":false}').encode("utf-8", "surrogatepass")
+    pages = _same_verdict(buf)
+    if pages is None:
+        return
+    lazy, strict = pages
     assert _members(lazy) == _members(strict)
     for a, b in zip(lazy.records[1:], strict.records[1:], strict=True):
         assert joined_fragments(a.event.data.fragments) == "".join(b.event.data.fragments)
@@ -104,14 +113,7 @@ def test_deep_nesting_gets_the_strict_verdict(depth: int, where: str) -> None:
             '{"type":"chunks","event":{"type":"chunkrow/text-chunks","seq":1,"time":0,"data":{"turn":1,"step":1,'
             f'"index":0,"dt":[1],"texts":["a",{deep if where == "texts" else chr(34) + "b" + chr(34)}]}}}}}}']
     buf = ('{"records":[' + ",".join(rows) + '],"hasMore":false}').encode()
-    try:
-        strict = decode_page(buf)
-    except RecordDecodeError as exc:
-        with pytest.raises(RecordDecodeError) as got:
-            decode_lazy_page(buf)
-        assert str(got.value) == str(exc)
-        return
-    assert decode_lazy_page(buf) == strict
+    _same_verdict(buf)
 
 
 def test_every_viewer_entry_point_works_on_a_lazy_page() -> None:
