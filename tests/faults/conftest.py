@@ -62,10 +62,15 @@ def shared_dir() -> Iterator[Path]:
 
 _RUNNER = (
     "import os, sys\n"
-    "import urllib.parse, sqlite3, json\n"  # imported lazily by the commands; root's Python may be unreadable later
-    "import definitions, assembler.render\n"
-    "from assembler.cli import build_parser, main\n"
-    "build_parser()\n"  # imports every command module
+    # The commands import lazily; once the user has changed, root's Python and a checkout in a folder of mode 0700
+    # (mktemp -d) are unreadable: import every module of ours, and the stdlib ones they load late, first.
+    "import importlib, pkgutil, urllib.parse, sqlite3, json\n"
+    "import assembler, definitions\n"
+    "for pkg in (assembler, definitions):\n"
+    "    for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"
+    "        if not m.name.endswith('__main__'):\n"
+    "            importlib.import_module(m.name)\n"
+    "from assembler.cli import main\n"
     "if os.geteuid() == 0:\n"
     "    os.setgroups([]); os.setgid(65534); os.setuid(65534)\n"
     "sys.exit(main(sys.argv[1:]))\n"
