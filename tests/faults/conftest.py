@@ -7,6 +7,7 @@ disk afterwards: the old output whole, no temporary file, one ``FILE: error:`` l
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import subprocess
 import sys
@@ -60,25 +61,11 @@ def shared_dir() -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-_RUNNER = (
-    "import os, sys\n"
-    # The commands import lazily; once the user has changed, root's Python and a checkout in a folder of mode 0700
-    # (mktemp -d) are unreadable: import every module of ours, and the stdlib ones they load late, first.
-    "import importlib, pkgutil, urllib.parse, sqlite3, json\n"
-    "import assembler, definitions\n"
-    "for pkg in (assembler, definitions):\n"
-    "    for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):\n"
-    "        if not m.name.endswith('__main__'):\n"
-    "            importlib.import_module(m.name)\n"
-    "from assembler.cli import main\n"
-    "if os.geteuid() == 0:\n"
-    "    os.setgroups([]); os.setgid(65534); os.setuid(65534)\n"
-    "sys.exit(main(sys.argv[1:]))\n"
-)
-
-
-def cli_as_other_user(*argv: str) -> subprocess.CompletedProcess[str]:
-    """Run the command line as another user (``nobody``) when we are root, so file permissions apply to it as to
-    anyone else's process; a non-root user is subject to them already."""
-    return subprocess.run([sys.executable, "-c", _RUNNER, *argv], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+def cli_unprivileged(*argv: str) -> subprocess.CompletedProcess[str]:
+    """Run the command line without privileges, so file permissions apply to it as to anyone's process: when we are
+    root, as root with no capability at all (``setpriv``: no ``CAP_DAC_OVERRIDE``, so a file or folder without a
+    ``w`` bit is read-only even to its owner). Not as another user: that user could not read a checkout in a private
+    folder (``mktemp -d``), nor the modules the commands import late."""
+    drop = ["setpriv", "--bounding-set=-all", "--inh-caps=-all"] if os.geteuid() == 0 else []
+    return subprocess.run([*drop, sys.executable, "-m", "assembler", *argv], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)

@@ -1,6 +1,7 @@
-"""Read-only inputs (issue 9 items 10 and 2): a session file the user may not write (mode 0444, in a folder of mode
-0555, owned by someone else) is read by every command in every format, and reading changes nothing in its folder:
-no byte, no mtime, no ``-wal``/``-shm``, no temporary file. Run as another user when the tests run as root."""
+"""Read-only inputs (issue 9 items 10 and 2): a session file of mode 0444 in a folder of mode 0555 is read by every
+command in every format by a process without privileges (when the tests run as root: root with no capability, to
+which the mode bits apply as to anyone), and reading changes nothing in its folder: no byte, no mtime, no
+``-wal``/``-shm``, no temporary file."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import cli, cli_as_other_user
+from conftest import cli, cli_unprivileged
 
 from perf.demo import write_demo
 
@@ -46,14 +47,14 @@ def test_every_command_reads_a_read_only_session_and_changes_nothing(locked: dic
     src = locked[name]
     outputs = locked["outputs"]
     before = snapshot(src.parent)
-    stats = cli_as_other_user("stats", "--json", str(src))
+    stats = cli_unprivileged("stats", "--json", str(src))
     assert stats.returncode == 0, stats.stderr
     assert json.loads(stats.stdout)["events"] == 179
     for argv in (["pack", str(src)], ["unpack", str(src)], ["messages", str(src)], ["check", str(src)],
                  ["assemble", "--digest", str(src)], ["page", str(src)],
                  ["export", str(src), "-o", str(outputs / f"{name}.html")],
                  ["convert", str(src), str(outputs / f"{name}.copy.jsonl")]):
-        done = cli_as_other_user(*argv)
+        done = cli_unprivileged(*argv)
         assert done.returncode == 0, (argv, done.stderr)
     assert snapshot(src.parent) == before
     assert (outputs / f"{name}.copy.jsonl").read_bytes() == locked["demo.jsonl"].read_bytes()
@@ -62,7 +63,7 @@ def test_every_command_reads_a_read_only_session_and_changes_nothing(locked: dic
 def test_an_output_into_the_read_only_folder_is_refused_and_nothing_appears(locked: dict[str, Path]) -> None:
     src = locked["demo.jsonl"]
     before = snapshot(src.parent)
-    done = cli_as_other_user("pack", str(src), "-o", str(src.parent / "packed.jsonl"))
+    done = cli_unprivileged("pack", str(src), "-o", str(src.parent / "packed.jsonl"))
     assert done.returncode == 1
     assert f"{src.parent / 'packed.jsonl'}: error: cannot write: Permission denied" in done.stderr
     assert snapshot(src.parent) == before
