@@ -15,7 +15,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 
-from .definition import Context, Definition, Match, Reader, Role, Urgency, max_urgency
+from .definition import Context, Definition, Match, Reader, Urgency, max_urgency
 from .errors import FOLD_FAULTS as _FAULTS
 from .errors import ConversationError, DefinitionError, InputFault, MatchOrderError, PackedStartError
 from .errors import EntryFault as _EntryFault
@@ -130,24 +130,19 @@ class ConversationAssembler:
         packed = type(entry) is ChunksRecord
         location = self.index.resolve(coord)
         matched: set[str | None] = set()
-        for d in self._table.get(event.type, ()) if event.seq not in self._quarantine else ():
-            result = d.match(event)
-            if result is None:
-                continue
-            matched.add(d.target)
-            yield d, result[0], self._match(d, event, result[1], location, coord, packed)
-        for d in self._fallbacks:
-            if d.target in matched:
-                continue
+        seq = event.seq
+        for d in self._table.get(event.type, ()) if seq not in self._quarantine else ():
             result = d.match(event)
             if result is not None:
-                yield d, result[0], self._match(d, event, result[1], location, coord, packed)
-
-    @staticmethod
-    def _match(d: Definition, event: Any, role: Role, location: Any, coord: Coord, packed: bool) -> Match:
-        if role == "start" and packed:
-            raise PackedStartError(event.seq, d.kind)
-        return Match(event, role, location, coord, packed)
+                matched.add(d.target)
+                if result[1] == "start" and packed:
+                    raise PackedStartError(seq, d.kind)
+                yield d, result[0], Match(event, result[1], location, coord, packed)
+        for d in self._fallbacks:
+            if d.target not in matched and (result := d.match(event)) is not None:
+                if result[1] == "start" and packed:
+                    raise PackedStartError(seq, d.kind)
+                yield d, result[0], Match(event, result[1], location, coord, packed)
 
     def _dispatch(self, entry: Entry, coord: Coord) -> Urgency:
         """Match one entry and apply each Match to its Context at once (the window grows at its end)."""
@@ -177,11 +172,16 @@ class ConversationAssembler:
         return ctx
 
     def _apply(self, d: Definition, id: str, m: Match) -> Urgency:
-        ctx = self._context_for(d, id)
+        ctx = self.contexts.get((d.kind, id))
+        if ctx is None:
+            ctx = self._context_for(d, id)
         matches = ctx.matches
         if matches and matches[-1].seq >= m.seq:
             raise MatchOrderError(m.seq, ctx.key, "received non-appended Match")
-        self._by_turn.setdefault(m.coord[0], {})[ctx.key] = ctx
+        by_turn = self._by_turn.get(m.coord[0])
+        if by_turn is None:
+            by_turn = self._by_turn[m.coord[0]] = {}
+        by_turn[ctx.key] = ctx
         if m.role == "start":
             if ctx.start is not None:
                 raise MatchOrderError(m.seq, ctx.key, "received a second start Match")
