@@ -52,6 +52,8 @@ class ConversationAssembler:
                 table.setdefault(etype, []).append(d)
         self._table = {etype: tuple(ds) for etype, ds in table.items()}
         self._fallbacks = tuple(d for d in self.definitions if d.fallback and d.target is not None)
+        self._publishers = frozenset(d.kind for d in self.definitions  # kinds that build location data
+                                     if type(d).build_location_data is not Definition.build_location_data)
         self.faults: list[InputFault] = []  # entries a Definition could not fold, shown by the fallback instead
         self._quarantine: set[int] = set()
         self._reset(False)
@@ -470,8 +472,9 @@ class ConversationAssembler:
         for ctx in ordered:
             ctx.scratch = None
         scopes: tuple[Literal["step"], Literal["turn"]] = ("step", "turn")
+        publishing = [c for c in ordered if c.kind in self._publishers]
         for scope in scopes:
-            for ctx in ordered:
+            for ctx in publishing:
                 try:
                     data = ctx.definition.build_location_data(ctx, scope)
                     if data is not None:

@@ -101,9 +101,8 @@ export class Bridge {
 export function ownedBytes(data) {
   if (data instanceof ArrayBuffer) return new Uint8Array(data.slice(0));
   if (ArrayBuffer.isView(data)) {
-    const copy = new Uint8Array(data.byteLength);
-    copy.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
-    return copy;
+    // One pass (slice copies into a fresh buffer); `new Uint8Array(n)` + `set` zero-fills first.
+    return new Uint8Array(data.buffer, data.byteOffset, data.byteLength).slice();
   }
   if (typeof data === "string") return new TextEncoder().encode(data);
   throw new TypeError("expected bytes (ArrayBuffer or Uint8Array)");

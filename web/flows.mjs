@@ -5,6 +5,7 @@ import { ownedBytes } from "./bridge.mjs";
 import { FIRST_SCREEN_MARGIN_PX, PAGE_SIZE } from "./config.mjs";
 import { els } from "./dom.mjs";
 import { fetchPage } from "./sessions.mjs";
+import { formatCount } from "./summary.mjs";
 import { clearAlert, clearAlerts, progressEnd, progressStart, setAlert } from "./status.mjs";
 import { bridge, hooks, state, view } from "./runtime.mjs";
 
@@ -75,7 +76,7 @@ function showStats(update) {
   const shown = view.shownKeys().length;
   const more = update.hasMore ? " · older history available" : "";
   els.stats.textContent =
-    `${shown.toLocaleString()} rows · ${(s.records ?? 0).toLocaleString()} records · ${(s.inputs ?? 0).toLocaleString()} inputs${more}`;
+    `${formatCount(shown)} rows · ${formatCount(s.records ?? 0)} records · ${formatCount(s.inputs ?? 0)} inputs${more}`;
 }
 
 /**

@@ -2,6 +2,7 @@
 // "Show records": the history records a chat row was folded from, as stored (assembler/browser/search.py). A packed
 // row is one line with its member count, seq range and time span; its members are expanded by the worker only
 // when asked, for that row only. Everything is text (textContent), never HTML.
+import { formatCount } from "./summary.mjs";
 import { durationText } from "./views.mjs";
 
 /**
@@ -43,8 +44,8 @@ export async function recordsPanel(key, bridge) {
       const span = rec.lastTime - rec.time;
       const timed = rec.time > 0 ? ` · ${durationText(span)}` : "";
       li.append(el("div", "record-summary",
-        `${rec.type} row · ${rec.members.toLocaleString("en")} members · seq ${rec.seq}–${rec.lastSeq}${timed} · ${rec.bytes.toLocaleString("en")} bytes`));
-      const open = button(`Show the ${rec.members.toLocaleString("en")} members`);
+        `${rec.type} row · ${formatCount(rec.members)} members · seq ${rec.seq}–${rec.lastSeq}${timed} · ${formatCount(rec.bytes)} bytes`));
+      const open = button(`Show the ${formatCount(rec.members)} members`);
       open.className = "record-expand";
       open.addEventListener("click", async () => {
         open.disabled = true;

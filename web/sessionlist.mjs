@@ -5,6 +5,7 @@
 // Tab stop: arrow keys, Home and End move within the list (a roving tabindex). The sidebar collapses.
 import { els } from "./dom.mjs";
 import { listSessions } from "./sessions.mjs";
+import { formatCount } from "./summary.mjs";
 import { clearAlert, setAlert } from "./status.mjs";
 
 /** @typedef {import("./sessions.mjs").SessionEntry} SessionEntry */
@@ -64,7 +65,7 @@ function entry(s) {
   button.setAttribute("aria-current", s.id === list.current ? "true" : "false");
   const file = span("session-file", s.file);
   file.title = s.path;
-  const counts = `${s.eventCount.toLocaleString()} events · ${s.turnCount.toLocaleString()} turn${s.turnCount === 1 ? "" : "s"}`;
+  const counts = `${formatCount(s.eventCount)} events · ${formatCount(s.turnCount)} turn${s.turnCount === 1 ? "" : "s"}`;
   const status = span("session-status", s.status);
   status.dataset.status = s.status;
   if (s.error) status.title = s.error;

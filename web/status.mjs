@@ -4,6 +4,7 @@
 // State lives in these module variables, never in the DOM's text.
 import { BOOT_STAGES } from "./config.mjs";
 import { els } from "./dom.mjs";
+import { formatCount } from "./summary.mjs";
 
 // --- the status line: Python's boot ------------------------------------------------------------------------------
 
@@ -182,7 +183,7 @@ export function fileProgress(msg) {
     els.progressBar.max = msg.size;
     els.progressBar.value = msg.bytes ?? 0;
     els.progressText.textContent =
-      `Reading ${msg.name || "file"}: ${mb(msg.bytes ?? 0)} / ${mb(msg.size)} MB, ${(msg.lines || 0).toLocaleString()} lines`;
+      `Reading ${msg.name || "file"}: ${mb(msg.bytes ?? 0)} / ${mb(msg.size)} MB, ${formatCount(msg.lines || 0)} lines`;
   } else if (msg.phase === "fold") {
     els.progressBar.removeAttribute("value");
     els.progressText.textContent = "Assembling the transcript…";

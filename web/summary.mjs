@@ -3,14 +3,24 @@
 const USAGE_LABELS = [["inputTokens", "input"], ["outputTokens", "output"], ["cacheReadTokens", "cache read"],
   ["cacheWriteTokens", "cache write"], ["reasoningTokens", "reasoning"]];
 
+const COUNT = new Intl.NumberFormat("en-US");
+
+/**
+ * A count with thousands separators ("12,345"), from one shared formatter (`toLocaleString` builds one per call).
+ * @param {number} n
+ */
+export function formatCount(n) {
+  return COUNT.format(n);
+}
+
 /** @param {number} n @param {string} noun */
 function plural(n, noun) {
-  return `${n.toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`;
+  return `${formatCount(n)} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 /** @param {number} n */
 function tokens(n) {
-  return n >= 10000 ? `${(n / 1000).toFixed(1)}K` : n.toLocaleString("en-US");
+  return n >= 10000 ? `${(n / 1000).toFixed(1)}K` : formatCount(n);
 }
 
 // The header's session totals (assembler.transcript.SessionSummary, sent with updates): counts, token usage as

@@ -3,6 +3,7 @@
 // context`, the header tabs and the keys 1/2/3. The element holding the views carries data-view. Both lists are
 // computed by the worker from the window the chat shows (assembler/browser/panels.py) and laid out here with
 // textContent only (no HTML from the transcript), in virtual lists (vlist.mjs) so the DOM stays bounded.
+import { formatCount } from "./summary.mjs";
 import { VirtualList } from "./vlist.mjs";
 
 export const VIEWS = /** @type {const} */ (["chat", "trajectory", "context"]);
@@ -20,7 +21,7 @@ export function durationText(ms) {
 
 /** @param {number} n */
 function count(n) {
-  return n >= 10000 ? `${(n / 1000).toFixed(1)}K` : n.toLocaleString("en");
+  return n >= 10000 ? `${(n / 1000).toFixed(1)}K` : formatCount(n);
 }
 
 /**
@@ -150,7 +151,7 @@ function contextMessage(message, hooks) {
   const text = el("pre", "ctx-text", message.text || "(no text)");
   node.append(head, text);
   if (message.chars > message.text.length) {
-    const more = /** @type {HTMLButtonElement} */ (el("button", "show-more", `Show all ${message.chars.toLocaleString("en")} characters`));
+    const more = /** @type {HTMLButtonElement} */ (el("button", "show-more", `Show all ${formatCount(message.chars)} characters`));
     more.type = "button";
     more.addEventListener("click", async () => {
       more.disabled = true;
