@@ -1,13 +1,20 @@
 """A session page decoded for the first screen: the same verdicts as ``records.decode_page``, without one Python
 object per packed fragment.
 
-Rules: ``decode_lazy_page`` parses the page once with msgspec, each row's ``dt`` and ``texts``/``args`` kept as raw
-JSON (``msgspec.Raw``); everything else is the strict schema (``records``). A row whose raw fields pass the fast
-C-level checks below gets ``LazyTexts``/``LazyGaps`` (its joined text decoded in one piece, the member count from the
+Rules: ``decode_lazy_page`` parses the page with msgspec, each row's ``dt`` and ``texts``/``args`` kept as raw JSON
+(``msgspec.Raw``); everything else is the strict schema (``records``). A row whose raw fields pass the fast C-level
+checks below gets ``LazyTexts``/``LazyGaps`` (its joined text decoded in one piece, the member count from the
 separators); any other row is decoded with the strict field types, as ``decode_page`` would. When any row is not
 valid the whole page is decoded again by ``decode_page``, so the error (its ``$.path`` included) is exactly the
 strict one. A lazy sequence behaves as the list it stands for (indexing, iteration, ``len``, ``==``, encoding),
 decoding its members on first use; the fold reads ``joined`` and ``first_nonempty`` without them.
+
+Cutting (``_cut``): msgspec need not scan the string arrays the fast checks accept. Each ``"texts":[`` and
+``"args":[`` array that passes them is cut out of the bytes and replaced by a placeholder string (a fresh nonce and
+its index), so msgspec parses a skeleton of the page. Every placeholder must come back in a row's payload field,
+each once; otherwise (such a key in an event's data, say) the page is parsed uncut. The checks accept only arrays
+that are JSON on their own and the key before one is never inside a string, so the skeleton is JSON exactly when
+the page is.
 
 Nesting: a page with at most ``MAX_DEPTH`` brackets is decoded at once; otherwise the page's own levels are parsed
 with each event kept raw (msgspec's skip stops deep input with ``RecursionError``), and each event is depth-checked
@@ -15,14 +22,17 @@ alone before it is decoded; anything refused goes to ``decode_page``, whose whol
 
 Fast checks (each is sufficient, never necessary; anything else takes the strict path):
 
-* texts: ``["…","…",…]`` with no ``\\"`` pair (so every quote is a delimiter) and no ``\\ud`` escape (no surrogate
-  halves to pair across fragments); removing every ``","`` leaves one JSON string, decoded as the joined text.
-* dt: only digits, ``-`` and ``,`` inside the brackets (msgspec already checked the JSON syntax: integers) and no
-  gap of ten digits or more, so every running time stays safe while ``|time| + gaps * 10**9`` does.
+* texts: ``["…","…",…]`` with no ``\\"`` pair (so every quote is a delimiter), no ``\\ud`` escape (no surrogate
+  halves to pair across fragments), no ``\\u`` escape cut by a separator and no UTF-8 sequence cut by one (each
+  fragment is valid on its own); removing every ``","`` leaves one JSON string, decoded as the joined text.
+* dt: only digits and ``,`` inside the brackets (msgspec already checked the JSON syntax: integers) and no gap of ten
+  digits or more, so every running time stays safe while ``|time| + gaps * 10**9`` does.
 """
 
 from __future__ import annotations
 
+import re
+import secrets
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
@@ -149,17 +159,27 @@ def joined_fragments(fragments: Sequence[str]) -> str:
     return "".join(fragments)
 
 
+# Continuation bytes of UTF-8 (0x80-0xBF) become 0x01: ``","\x01`` is a separator that cuts a character.
+_CONTINUATION = bytes(1 if 0x80 <= b <= 0xBF else b for b in range(256))
+_CUT_ESCAPE = re.compile(rb'\\u[^"]{0,3}"')  # a \u escape a quote cuts short (or an escaped backslash + u: strict)
+
+
 def _fast_texts(raw: bytes) -> LazyTexts | None:
     if not (raw.startswith(b'["') and raw.endswith(b'"]')) or len(raw) < 4:
         return None
-    if b"\\" in raw and (b'\\"' in raw or b"\\ud" in raw or b"\\uD" in raw):
+    if b"\\" in raw and (b'\\"' in raw or b"\\ud" in raw or b"\\uD" in raw or
+                         (b"\\u" in raw and _CUT_ESCAPE.search(raw))):
         return None
-    inner = raw[1:-1].replace(b'","', b"")
+    if not raw.isascii() and b'","\x01' in raw.translate(_CONTINUATION):
+        return None  # a fragment that starts inside a character is not valid UTF-8 on its own
+    joined_raw = raw.replace(b'","', b"")
     try:
-        joined = _string.decode(inner)
+        joined = _strings.decode(joined_raw)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    return LazyTexts(raw, (len(raw) - 2 - len(inner)) // 3 + 1, joined)
+    if len(joined) != 1:
+        return None
+    return LazyTexts(raw, (len(raw) - len(joined_raw)) // 3 + 1, joined[0])
 
 
 def _fast_gaps(raw: bytes) -> LazyGaps | None:
@@ -245,17 +265,75 @@ class _Invalid(Exception):
     pass
 
 
-def _row(raw_event: Any) -> ChunksRecord:
+class _Cuts:
+    """The string arrays cut out of a page (``_cut``): each placeholder names one by index; ``taken`` marks the
+    ones a row's payload field claimed."""
+
+    __slots__ = ("prefix", "values", "taken")
+
+    def __init__(self, prefix: bytes) -> None:
+        self.prefix = prefix
+        self.values: list[LazyTexts] = []
+        self.taken: list[bool] = []
+
+    def take(self, raw: bytes) -> LazyTexts | None:
+        """The array a placeholder stands for (``None``: ``raw`` is not one); each is taken once."""
+        if not raw.startswith(self.prefix):
+            return None
+        i = int(raw[len(self.prefix):-1])
+        if self.taken[i]:
+            raise _Invalid
+        self.taken[i] = True
+        return self.values[i]
+
+
+# A row's payload key. Outside strings only: inside one, its quotes would be escaped.
+_PAYLOAD_KEY = re.compile(rb'"(?:texts|args)":\[')
+
+
+def _cut(data: bytes) -> tuple[bytes, _Cuts] | None:
+    """``data`` with each payload array ``_fast_texts`` accepts replaced by a placeholder string; ``None`` when none
+    is. The search runs from one array's end to the next key, so it never reads a cut array's fragments twice."""
+    cuts = _Cuts(b'"' + secrets.token_hex(8).encode() + b":")
+    pieces: list[bytes] = []
+    kept = pos = 0
+    search = _PAYLOAD_KEY.search
+    while (m := search(data, pos)) is not None:
+        start = m.end() - 1  # the "["
+        end = data.find(b"]", start)
+        while end >= 0 and data[end - 1] != 34:  # the first "]" after a quote (``_fast_texts`` rejects the rest)
+            end = data.find(b"]", end + 1)
+        if end < 0:
+            break
+        value = _fast_texts(data[start:end + 1])
+        if value is None:
+            pos = start + 1
+            continue
+        pieces += (data[kept:start], cuts.prefix, b"%d" % len(cuts.values), b'"')
+        kept = pos = end + 1
+        cuts.values.append(value)
+        cuts.taken.append(False)
+    if not cuts.values:
+        return None
+    pieces.append(data[kept:])
+    return b"".join(pieces), cuts
+
+
+def _row(raw_event: Any, cuts: _Cuts | None) -> ChunksRecord:
     data = raw_event.data
     tool = type(data) is _RawToolData
     payload = bytes(data.args if tool else data.texts)
     dt_raw = bytes(data.dt)
-    texts: Sequence[str] | None = _fast_texts(payload)
+    texts: Sequence[str] | None = cuts.take(payload) if cuts is not None else None
+    if texts is None:
+        texts = _fast_texts(payload)
     gaps: Sequence[int] | None = _fast_gaps(dt_raw) if texts is not None else None
     seq, time = raw_event.seq, raw_event.time
     members = len(texts) if texts is not None else 0
     if (texts is None or gaps is None or len(gaps) != members - 1 or seq + members - 1 > MAX_SAFE_INTEGER
             or abs(time) + len(gaps) * _MAX_GAP > MAX_SAFE_INTEGER):
+        if type(texts) is LazyTexts and texts._raw is not payload:
+            raise _Invalid  # a cut array the strict types must see: decode the page uncut
         try:  # the strict field types; the row's own check runs in __post_init__
             texts, gaps = _strings.decode(payload), _gaps.decode(dt_raw)
         except (msgspec.DecodeError, msgspec.ValidationError):
@@ -300,14 +378,27 @@ def decode_lazy_page(buf: bytes | bytearray | memoryview) -> SessionPage:
     Raises:
         RecordDecodeError: the bytes are not a valid page (the strict decoder's message).
     """
+    data = buf if type(buf) is bytes else bytes(buf)
+    cut = _cut(data)
+    if cut is not None:
+        try:
+            return _decode(*cut)
+        except (msgspec.DecodeError, msgspec.ValidationError, NestingError, RecursionError, _Invalid):
+            pass  # the page uncut decides (a placeholder in an event's data, a row the strict types must see)
     try:
-        data = buf if type(buf) is bytes else bytes(buf)
-        if _few_brackets(data):  # nothing can nest too deep
-            raw: Any = _raw_page.decode(data)
-            records = [r if type(r) is EventRecord else _row(r.event) for r in raw.records]
-        else:  # the page's own levels are fixed: only an event's data can nest deeper, so check each event
-            raw = _shallow_page.decode(data)
-            records = [_event_record(r.event) if type(r) is _RawEventRecord else _row(r.event) for r in raw.records]
+        return _decode(data, None)
     except (msgspec.DecodeError, msgspec.ValidationError, NestingError, RecursionError, _Invalid):
         return decode_page(buf)  # raises the strict error (or, should the fast path be stricter, decodes)
+
+
+def _decode(data: bytes, cuts: _Cuts | None) -> SessionPage:
+    if _few_brackets(data):  # nothing can nest too deep
+        raw: Any = _raw_page.decode(data)
+        records = [r if type(r) is EventRecord else _row(r.event, cuts) for r in raw.records]
+    else:  # the page's own levels are fixed: only an event's data can nest deeper, so check each event
+        raw = _shallow_page.decode(data)
+        records = [_event_record(r.event) if type(r) is _RawEventRecord else _row(r.event, cuts)
+                   for r in raw.records]
+    if cuts is not None and not all(cuts.taken):
+        raise _Invalid  # a placeholder landed outside a row's payload field
     return SessionPage(records, raw.hasMore)

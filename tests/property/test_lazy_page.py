@@ -136,3 +136,58 @@ def test_every_viewer_entry_point_works_on_a_lazy_page() -> None:
     assert "error" not in json.loads(viewer.export("md"))
     replayed = json.loads(viewer.replay_window("scalar"))
     assert replayed["digest"] == json.loads(viewer.digest())["digest"]
+
+
+def _page(*records: str) -> bytes:
+    step = '{"type":"event","event":{"type":"step/start","seq":0,"time":0,"data":{"turn":1,"step":1}}}'
+    return ('{"records":[' + ",".join([step, *records]) + '],"hasMore":false}').encode("utf-8", "surrogatepass")
+
+
+def _row(texts: str, dt: str = "[1]", seq: int = 1) -> str:
+    return ('{"type":"chunks","event":{"type":"chunkrow/text-chunks","seq":' + str(seq) + ',"time":0,"data":{'
+            '"turn":1,"step":1,"index":0,"dt":' + dt + ',"texts":' + texts + "}}}")
+
+
+@pytest.mark.parametrize("texts", [
+    b'["\xc3","\xa9"]',  # a two-byte character cut by the separator: neither fragment is UTF-8 on its own
+    b'["\xe2\x82","\xac"]',
+    b'["\\u00","41"]',  # a \u escape cut by the separator
+    b'["a\\u0","041"]',
+    b'["\\\\u","0041"]',  # an escaped backslash then u: valid, taken by the strict path
+    b'["\xc3\xa9","\xc3\xa9"]',  # whole characters: valid
+    b'["a]","b"]',  # a bracket inside a fragment
+    b'["a","]b"]',
+])
+def test_fragments_are_each_valid_json_on_their_own(texts: bytes) -> None:
+    head, tail = _page(_row("@")).split(b"@")
+    dt = b"[1]" if texts.count(b'","') == 1 else b"[]"
+    _same_verdict(head.replace(b'"dt":[1]', b'"dt":' + dt) + texts + tail)
+
+
+def test_a_payload_key_in_an_event_is_not_cut() -> None:
+    """An event whose data has a "texts" array of strings keeps it; the rows are still cut and lazy."""
+    event = '{"type":"event","event":{"type":"x/y","seq":5,"time":0,"data":{"texts":["a","b"],"args":["c"]}}}'
+    buf = _page(_row('["p","q"]'), event, _row('["r","s"]', seq=6))
+    pages = _same_verdict(buf)
+    assert pages is not None
+    lazy, strict = pages
+    assert lazy.records[2].event.data == {"texts": ["a", "b"], "args": ["c"]}
+    assert type(lazy.records[1].event.data.texts) is LazyTexts
+
+
+def test_a_placeholder_lookalike_is_refused_like_the_strict_path() -> None:
+    """A row whose texts is a string (as a cut placeholder is) gets the strict error, whatever it holds."""
+    for texts in ('"0000000000000000:0"', '"x"', '0', '[]', '["a",1]', '[ "a" ]'):
+        _same_verdict(_page(_row('["p","q"]'), _row(texts, seq=6)))
+
+
+def test_the_benchmark_page_is_cut_and_stays_lazy() -> None:
+    from assembler.lazy_rows import _cut
+    from perf.bench_browser import pages
+
+    data = pages(3, 600)["packed"]
+    cut = _cut(data)
+    assert cut is not None and len(cut[1].values) == 3 and b'"texts":["' not in cut[0]
+    lazy = decode_lazy_page(data)
+    assert lazy == decode_page(data)
+    assert all(type(r.event.data.texts) is LazyTexts for r in lazy.records if r.event.type.startswith("chunkrow"))
