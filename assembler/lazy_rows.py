@@ -293,7 +293,8 @@ _PAYLOAD_KEY = re.compile(rb'"(?:texts|args)":\[')
 
 def _cut(data: bytes) -> tuple[bytes, _Cuts] | None:
     """``data`` with each payload array ``_fast_texts`` accepts replaced by a placeholder string; ``None`` when none
-    is. The search runs from one array's end to the next key, so it never reads a cut array's fragments twice."""
+    is. Linear: each search starts where the last one ended (an array ends at the first ``]`` after a quote, and
+    an array ``_fast_texts`` refuses holds no key of a valid page), so no byte is read twice."""
     cuts = _Cuts(b'"' + secrets.token_hex(8).encode() + b":")
     pieces: list[bytes] = []
     kept = pos = 0
@@ -301,18 +302,17 @@ def _cut(data: bytes) -> tuple[bytes, _Cuts] | None:
     while (m := search(data, pos)) is not None:
         start = m.end() - 1  # the "["
         end = data.find(b"]", start)
-        while end >= 0 and data[end - 1] != 34:  # the first "]" after a quote (``_fast_texts`` rejects the rest)
+        while end >= 0 and data[end - 1] != 34:
             end = data.find(b"]", end + 1)
         if end < 0:
             break
-        value = _fast_texts(data[start:end + 1])
-        if value is None:
-            pos = start + 1
-            continue
-        pieces += (data[kept:start], cuts.prefix, b"%d" % len(cuts.values), b'"')
-        kept = pos = end + 1
-        cuts.values.append(value)
-        cuts.taken.append(False)
+        pos = end + 1
+        value = _fast_texts(data[start:pos])
+        if value is not None:
+            pieces += (data[kept:start], cuts.prefix, b"%d" % len(cuts.values), b'"')
+            kept = pos
+            cuts.values.append(value)
+            cuts.taken.append(False)
     if not cuts.values:
         return None
     pieces.append(data[kept:])
