@@ -287,8 +287,9 @@ class _Cuts:
         return self.values[i]
 
 
-# A row's payload key. Outside strings only: inside one, its quotes would be escaped.
-_PAYLOAD_KEY = re.compile(rb'"(?:texts|args)":\[')
+# A row's payload keys. Outside strings only: inside one, their quotes would be escaped.
+_TEXTS_KEY = b'"texts":["'
+_ARGS_KEY = b'"args":["'
 
 
 def _cut(data: bytes) -> tuple[bytes, _Cuts] | None:
@@ -298,9 +299,22 @@ def _cut(data: bytes) -> tuple[bytes, _Cuts] | None:
     cuts = _Cuts(b'"' + secrets.token_hex(8).encode() + b":")
     pieces: list[bytes] = []
     kept = pos = 0
-    search = _PAYLOAD_KEY.search
-    while (m := search(data, pos)) is not None:
-        start = m.end() - 1  # the "["
+    size = len(data)
+    texts = data.find(_TEXTS_KEY)
+    args_clear = 0  # no args key before this offset
+    while True:
+        # The next key: texts (found once per stretch), then args only before it; no byte is searched twice.
+        if 0 <= texts < pos:
+            texts = data.find(_TEXTS_KEY, pos)
+        bound = texts if texts >= 0 else size
+        args = data.find(_ARGS_KEY, max(pos, args_clear), bound)
+        if args >= 0:
+            start = args + len(_ARGS_KEY) - 2  # the "["
+        else:
+            args_clear = bound
+            if texts < 0:
+                break
+            start = texts + len(_TEXTS_KEY) - 2
         end = data.find(b"]", start)
         while end >= 0 and data[end - 1] != 34:
             end = data.find(b"]", end + 1)
