@@ -101,10 +101,8 @@ class ConversationAssembler:
         self._window.append(entry)
         if type(entry) is ChunksRecord:
             r = (event.seq, event.seq + member_count(event) - 1)
-            if not self._row_ranges or r >= self._row_ranges[-1]:
-                self._row_ranges.append(r)
-            else:
-                self._row_ranges.append(r)
+            self._row_ranges.append(r)
+            if len(self._row_ranges) > 1 and r < self._row_ranges[-2]:
                 self._row_ranges.sort()
         self.entry_count += 1
 
@@ -151,7 +149,8 @@ class ConversationAssembler:
         urgency: Urgency = "none"
         try:
             for d, id, m in self._matches(entry, coord):
-                urgency = max_urgency(urgency, self._apply(d, id, m))
+                self._apply(d, id, m)
+                urgency = max_urgency(urgency, d.publication(m))
         except _FAULTS as exc:
             raise _EntryFault((entry.event.seq,), entry.event.type, exc) from exc
         return urgency
@@ -173,17 +172,15 @@ class ConversationAssembler:
             self._by_kind.setdefault(d.kind, []).append(ctx)
         return ctx
 
-    def _apply(self, d: Definition, id: str, m: Match) -> Urgency:
+    def _apply(self, d: Definition, id: str, m: Match) -> None:
         ctx = self.contexts.get((d.kind, id))
         if ctx is None:
             ctx = self._context_for(d, id)
         matches = ctx.matches
         if matches and matches[-1].seq >= m.seq:
             raise MatchOrderError(m.seq, ctx.key, "received non-appended Match")
-        by_turn = self._by_turn.get(m.coord[0])
-        if by_turn is None:
-            by_turn = self._by_turn[m.coord[0]] = {}
-        by_turn[ctx.key] = ctx
+        turn = m.coord[0]  # no new dict per Match: setdefault only for a turn not seen yet
+        (self._by_turn.get(turn) or self._by_turn.setdefault(turn, {}))[ctx.key] = ctx
         if m.role == "start":
             if ctx.start is not None:
                 raise MatchOrderError(m.seq, ctx.key, "received a second start Match")
@@ -202,7 +199,6 @@ class ConversationAssembler:
                 ctx.version += 1
                 self._revised = True
         self._dirty[ctx.key] = ctx
-        return d.publication(m)
 
     def _start(self, ctx: Context, m: Match) -> Any:
         ctx.deps = []
@@ -268,11 +264,14 @@ class ConversationAssembler:
         ordered = sorted(entries, key=lambda e: e.event.seq)
         observe = self.index.observe
         coords = [observe(e.event)[0] for e in ordered]
-        dispatch = self._dispatch
-        note = self._note_entry
-        for entry, coord in zip(ordered, coords, strict=True):
+        note, matches, apply = self._note_entry, self._matches, self._apply
+        for entry, coord in zip(ordered, coords, strict=True):  # ``_dispatch`` without the urgency
             note(entry)
-            dispatch(entry, coord)
+            try:
+                for d, id, m in matches(entry, coord):
+                    apply(d, id, m)
+            except _FAULTS as exc:
+                raise _EntryFault((entry.event.seq,), entry.event.type, exc) from exc
         self._replay_dependents()
         self._full = True
         self._pending = True
