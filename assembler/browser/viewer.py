@@ -9,9 +9,11 @@ per node, by ``render`` (DESIGN rule 8).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import msgspec
@@ -59,6 +61,19 @@ __all__ = [
     "Viewer",
     "VIEWER",
 ]
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic collection while a page is decoded and folded: its objects live until the next page anyway, and
+    the collector would walk the whole heap (every module) a few times per page. Collection resumes after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class Viewer(ViewsMixin, ReplayMixin):
@@ -201,6 +216,7 @@ class Viewer(ViewsMixin, ReplayMixin):
 
     # -- entry points: pages and follow ---------------------------------------------------------------------------
 
+    @paused_gc()
     def load_page(self, data: Any) -> bytes:
         """Replace the window with one ``SessionPage`` (its JSON bytes) and fold it (``digest`` computes the digest
         on request, off this path). Packed fragments stay lazy (``lazy_rows``) unless something reads them. The
@@ -289,6 +305,7 @@ class Viewer(ViewsMixin, ReplayMixin):
             return encode_json(self._error_update(exc, "older"))
         return self._answer(request, page)
 
+    @paused_gc()
     def answer_page(self, request_id: int, data: Any) -> bytes:
         """Answer a page request (repair or older page) with the JSON bytes of the ``SessionPage`` that was read."""
         request = self.page_requests.pop(int(request_id), None)

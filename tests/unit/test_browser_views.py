@@ -282,3 +282,32 @@ def test_export_of_the_trajectory_and_context_views() -> None:
     assert ctx.count("\n## ") == len(messages)
     for m in messages:
         assert m["text"][:40] in ctx
+
+
+def test_a_page_load_pauses_the_cycle_collector_and_resumes_it() -> None:
+    """load_page and answer_page run with the cyclic GC paused (their objects live until the next page) and leave it
+    as they found it, after a bad page too."""
+    import gc
+
+    from perf.bench_browser import pages
+
+    page = pages(2, 100)["packed"]
+    viewer = Viewer()
+    seen: list[bool] = []
+    real = viewer.reset
+
+    def spy() -> None:
+        seen.append(gc.isenabled())
+        real()
+
+    viewer.reset = spy  # type: ignore[method-assign]
+    assert gc.isenabled()
+    viewer.load_page(page)
+    assert seen == [False] and gc.isenabled()
+    assert "error" in J(viewer.load_page(b'{"records": 7}')) and gc.isenabled()
+    gc.disable()
+    try:
+        viewer.load_page(page)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
