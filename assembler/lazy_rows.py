@@ -63,7 +63,6 @@ __all__ = ["LazyTexts", "LazyGaps", "decode_lazy_page", "joined_fragments"]
 _strings = msgspec.json.Decoder(NonEmptyStrings)
 _gaps = msgspec.json.Decoder(list[SafeInt])
 _ints = msgspec.json.Decoder(list[int])
-_string = msgspec.json.Decoder(str)
 _TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _MAX_GAP = 10**9  # a gap with at most nine digits
 

@@ -13,12 +13,11 @@ them out), the worker's wasm heap
 (``transcriptViewer.digest()``, off the timed path). Before each load the page times ``TextDecoder`` +
 ``JSON.parse`` of the same bytes (the floor), each timed step after a full collection of the page's heap (Chromium
 runs with ``--js-flags=--expose-gc``), so neither pays for the other's garbage; ``floor`` reports packed wall /
-parse, scalar wall / packed wall and
-the heap growth of the first packed load after boot (issue 11 items 2-4). The first load after boot runs while V8
-is still compiling the hot wasm (Liftoff, then TurboFan in the background) and Blink lays out its first rows; it is
-reported on its own (``firstLoad``, with its own wall / parse) and the medians are over the ``--repeat`` loads after
-it. Reports medians and the scalar/packed ratios;
-checks that both modes give the same digest and counts; never asserts a time (STYLE 15). Each mode is also measured
+parse, scalar wall / packed wall and the heap growth of the first packed load after boot (issue 11 items 2-4). The
+first load after boot runs while V8 is still compiling the hot wasm (Liftoff, then TurboFan in the background) and
+Blink lays out its first rows; it is reported on its own (``firstLoad``, with its own wall / parse) and the medians
+are over the ``--repeat`` loads after it. Reports medians and the scalar/packed ratios; checks that both modes give
+the same digest and counts; never asserts a time (STYLE 15). Each mode is also measured
 by ``transcriptViewer.replayPage`` (``replay``: the measurement the viewer's "Replay benchmark" panel shows, one
 function in ``assembler/browser/replay.py``), with its own scalar/packed ratios (``replayRatios``). Needs
 ``make build``.
