@@ -10,7 +10,8 @@ Nothing here touches the DOM, the network or ``js``; the worker does the I/O. Wo
 is unit-tested.
 
 Modules: ``viewer`` (the ``Viewer`` window and the worker's ``VIEWER``), ``local`` (local files parsed in slices),
-``updates`` (bytes in, and the JSON values the page gets back). Import from this package.
+``updates`` (bytes in, and the JSON values the page gets back), ``gcpause`` (the cycle collector paused around a
+page load). Import from this package.
 """
 
 from .local import (

@@ -12,8 +12,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import msgspec
@@ -39,6 +38,7 @@ from ..records import (
 from ..render.texts import tool_texts
 from ..transcript import by_anchor, canonical_json, current_transcript, summarize, transcript
 from ..views import FlushResult, ToolData, ViewNode, hidden_by_default
+from .gcpause import page_load
 from .guard import CallOrderError, guarded
 from .local import FileLoad
 from .replay import ReplayMixin, page_tail
@@ -63,19 +63,6 @@ __all__ = [
 ]
 
 
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """No cyclic collection while a page is decoded and folded: its objects live until the next page anyway, and
-    the collector would walk the whole heap (every module) a few times per page. Collection resumes after."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 class Viewer(ViewsMixin, ReplayMixin):
     """One viewer window: a journal, an assembler over its window, the current chat nodes and an optional local
     source that answers "Load older". Every public method returns JSON bytes for the page.
@@ -86,9 +73,11 @@ class Viewer(ViewsMixin, ReplayMixin):
     alongside whatever was still shown.
     """
 
-    def __init__(self, *, repack_live: bool = True) -> None:
+    def __init__(self, *, repack_live: bool = True, defer_gc: bool = False) -> None:
         self._rev = 0  # never reset: a rev names one node state across windows (keys repeat between sessions)
         self.repack_live = repack_live  # pack a live block's deltas into one row when it ends (``live_repack``)
+        self.defer_gc = defer_gc  # a page load leaves the cycle collector paused until ``settle`` (``page_load``)
+        self._gc_owed = False
         self.reset()
 
     def reset(self) -> None:
@@ -216,7 +205,7 @@ class Viewer(ViewsMixin, ReplayMixin):
 
     # -- entry points: pages and follow ---------------------------------------------------------------------------
 
-    @paused_gc()
+    @page_load
     def load_page(self, data: Any) -> bytes:
         """Replace the window with one ``SessionPage`` (its JSON bytes) and fold it (``digest`` computes the digest
         on request, off this path). Packed fragments stay lazy (``lazy_rows``) unless something reads them. The
@@ -275,6 +264,14 @@ class Viewer(ViewsMixin, ReplayMixin):
             update["sessionError"] = session_error
         return encode_json(update)
 
+    def settle(self) -> None:
+        """The page is idle after a page load: resume the cycle collector a ``defer_gc`` load left paused and run
+        the young collection its allocations owe."""
+        if self._gc_owed:
+            self._gc_owed = False
+            gc.enable()
+            gc.collect(0)
+
     def digest(self) -> bytes:
         """The transcript digest of what the window shows now: ``{digest, canonicalBytes, ms}`` (the sha256 of the
         canonical transcript JSON, as ``assemble --all --digest`` prints for the same records)."""
@@ -305,7 +302,7 @@ class Viewer(ViewsMixin, ReplayMixin):
             return encode_json(self._error_update(exc, "older"))
         return self._answer(request, page)
 
-    @paused_gc()
+    @page_load
     def answer_page(self, request_id: int, data: Any) -> bytes:
         """Answer a page request (repair or older page) with the JSON bytes of the ``SessionPage`` that was read."""
         request = self.page_requests.pop(int(request_id), None)
@@ -485,5 +482,5 @@ def _journal() -> Journal[HistoryRecord]:
     return session_journal(DEFAULT_MAX_MESSAGES, keep_window=False)
 
 
-VIEWER = Viewer()
+VIEWER = Viewer(defer_gc=True)  # the worker's: it calls ``settle`` after each page load
 """The worker's single viewer window."""

@@ -286,7 +286,7 @@ def test_export_of_the_trajectory_and_context_views() -> None:
 
 def test_a_page_load_pauses_the_cycle_collector_and_resumes_it() -> None:
     """load_page and answer_page run with the cyclic GC paused (their objects live until the next page) and leave it
-    as they found it, after a bad page too."""
+    as they found it, after a bad page too; a ``defer_gc`` viewer (the worker's) resumes it at ``settle``."""
     import gc
 
     from perf.bench_browser import pages
@@ -309,5 +309,17 @@ def test_a_page_load_pauses_the_cycle_collector_and_resumes_it() -> None:
     try:
         viewer.load_page(page)
         assert not gc.isenabled()
+    finally:
+        gc.enable()
+    deferred = Viewer(defer_gc=True)
+    try:
+        deferred.load_page(page)
+        assert not gc.isenabled()
+        deferred.load_page(page)  # a second load before the page settles
+        assert not gc.isenabled()
+        deferred.settle()
+        assert gc.isenabled()
+        deferred.settle()
+        assert gc.isenabled()
     finally:
         gc.enable()
