@@ -18,8 +18,11 @@ function plural(n, noun) {
   return `${formatCount(n)} ${noun}${n === 1 ? "" : "s"}`;
 }
 
-/** @param {number} n */
-function tokens(n) {
+/**
+ * A token count, short from ten thousand on ("12.3K").
+ * @param {number} n
+ */
+export function tokenCount(n) {
   return n >= 10000 ? `${(n / 1000).toFixed(1)}K` : formatCount(n);
 }
 
@@ -32,7 +35,7 @@ export function summaryText(summary) {
     plural(summary.toolCalls || 0, "tool call")];
   const usage = summary.usage;
   if (usage && typeof usage === "object") {
-    const figures = USAGE_LABELS.filter(([k]) => Number.isInteger(usage[k])).map(([k, label]) => `${tokens(usage[k])} ${label}`);
+    const figures = USAGE_LABELS.filter(([k]) => Number.isInteger(usage[k])).map(([k, label]) => `${tokenCount(usage[k])} ${label}`);
     if (figures.length) parts.push(`tokens: ${figures.join(", ")}`);
   }
   if (Array.isArray(summary.models) && summary.models.length) parts.push(summary.models.join(", "));

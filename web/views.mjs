@@ -3,7 +3,7 @@
 // context`, the header tabs and the keys 1/2/3. The element holding the views carries data-view. Both lists are
 // computed by the worker from the window the chat shows (assembler/browser/panels.py) and laid out here with
 // textContent only (no HTML from the transcript), in virtual lists (vlist.mjs) so the DOM stays bounded.
-import { formatCount } from "./summary.mjs";
+import { formatCount, tokenCount } from "./summary.mjs";
 import { VirtualList } from "./vlist.mjs";
 
 export const VIEWS = /** @type {const} */ (["chat", "trajectory", "context"]);
@@ -17,11 +17,6 @@ export function durationText(ms) {
   const m = Math.floor(s / 60);
   if (m < 60) return `${m}m ${String(Math.floor(s % 60)).padStart(2, "0")}s`;
   return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
-}
-
-/** @param {number} n */
-function count(n) {
-  return n >= 10000 ? `${(n / 1000).toFixed(1)}K` : formatCount(n);
 }
 
 /**
@@ -93,9 +88,9 @@ function trajectoryRow(row, jump) {
     const t = row.tokens;
     if (t) {
       const parts = [];
-      if (typeof t.inputTokens === "number") parts.push(`${count(t.inputTokens)} in`);
-      if (typeof t.outputTokens === "number") parts.push(`${count(t.outputTokens)} out`);
-      if (typeof t.reasoningTokens === "number") parts.push(`${count(t.reasoningTokens)} reasoning`);
+      if (typeof t.inputTokens === "number") parts.push(`${tokenCount(t.inputTokens)} in`);
+      if (typeof t.outputTokens === "number") parts.push(`${tokenCount(t.outputTokens)} out`);
+      if (typeof t.reasoningTokens === "number") parts.push(`${tokenCount(t.reasoningTokens)} reasoning`);
       if (parts.length) metrics.push(parts.join(" / "));
     }
     if (metrics.length) head.append(el("span", "traj-metrics", metrics.join(" · ")));

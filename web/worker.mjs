@@ -220,10 +220,12 @@ self.onmessage = async (event) => {
     const value = await handler(id, args || {});
     const transfer = value instanceof Uint8Array ? [value.buffer] : [];
     post({ id, ok: true, value }, transfer);
-    // A page load leaves Python's cycle collector paused (Viewer.defer_gc): resume it once the answer is on its way.
-    if (op === "loadPage" || op === "answer") setTimeout(() => call("settle"), 0);
   } catch (err) {
     post({ id, ok: false, error: String(/** @type {any} */ (err)?.message || err) });
+  } finally {
+    // A page load leaves Python's cycle collector paused (Viewer.defer_gc): resume it once the answer (or the
+    // error) is on its way.
+    if ((op === "loadPage" || op === "answer") && api) setTimeout(() => call("settle"), 0);
   }
 };
 
