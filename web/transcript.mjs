@@ -286,6 +286,7 @@ export class TranscriptView {
 
   /** @param {HTMLElement} el @param {string} key @param {string} markup @param {number} rev */
   _set(el, key, markup, rev) {
+    if (el.isConnected) this.list.noteScroll();
     const open = [...el.querySelectorAll("details[open]")].map((d) => /** @type {HTMLElement} */ (d).dataset.block);
     el.innerHTML = markup; // produced by assembler.render (escaped, sanitised markdown)
     el.classList.remove("placeholder");
@@ -367,6 +368,7 @@ export class TranscriptView {
         key: article.dataset.key, block: Number(body.dataset.thinkBlock || 0),
       });
       if (epoch === this.epoch && body.isConnected) {
+        this.list.noteScroll();
         body.innerHTML = html; // produced by assembler.render
         this.onFilled(article);
       }
@@ -472,8 +474,8 @@ export class TranscriptView {
     if (this.shown.length) this.list.scrollToIndex(this.shown.length - 1, "end");
   }
 
+  /** The reader follows the end: the list is pinned there (see vlist.mjs), or the page is at its end now. */
   atEnd(slack = 48) {
-    const doc = document.scrollingElement || document.documentElement;
-    return doc.scrollHeight - doc.scrollTop - window.innerHeight <= slack;
+    return this.list.pinned || this.list.atEnd(slack);
   }
 }

@@ -9,8 +9,13 @@
 // (one layout) and puts the marked row back before the frame is painted, so rows attached above it at heights other
 // than their estimates, or inserted above it ("Load older"), do not move it; when rows change height later (their
 // HTML arrives, a section opens), the ResizeObserver takes the new heights and puts it back again. The list does
-// this itself, so the browser's own scroll anchoring is off in it (it picked other nodes and corrected twice). A
-// reader at the end stays at the end instead (live follow).
+// this itself, so the browser's own scroll anchoring is off in it (it picked other nodes and corrected twice).
+//
+// A reader at the end stays at the end instead (live follow): the list is *pinned* when a scroll it did not make
+// leaves the page at the end or when it scrolls to the last row's end itself, and only a scroll it did not make
+// leaving the page elsewhere (or its own scroll to another row) unpins it. Rows changing height never do: while
+// pinned, every update and every height change ends with the end in view, so content laid out late (rows attached,
+// sections opened, blocks the browser skipped while off screen) cannot take the reader off the end.
 
 /**
  * @typedef {{
@@ -57,8 +62,9 @@ export class VirtualList {
     this.resize = new ResizeObserver((entries) => this._resized(entries));
     this.pinned = false; // the reader is at the end: growing rows keep the end in view (live follow)
     this._onScroll = () => {
-      const doc = document.scrollingElement || document.documentElement;
-      this.pinned = doc.scrollHeight - window.scrollY - window.innerHeight <= 48;
+      // Only someone else's scroll says where the reader wants to be; the list's own scrolls (and the layout changes
+      // that may have happened since) say nothing about it.
+      if (Math.abs(window.scrollY - this.ownY) > 1) this.pinned = this.atEnd();
       this._scrolledByOthers();
       this.schedule();
     };
@@ -69,11 +75,25 @@ export class VirtualList {
     this.ownY = -1; // scrollY after the list's own last scroll
   }
 
-  /** Rows changed (count, order or membership); keeps the first row on screen where it was. Attached rows whose
-   * key is still within the new range stay attached (not re-created). */
+  /** Whether the page is scrolled to (within `slack` pixels of) its end now. @param {number} [slack] */
+  atEnd(slack = 48) {
+    const doc = document.scrollingElement || document.documentElement;
+    return doc.scrollHeight - window.scrollY - window.innerHeight <= slack;
+  }
+
+  /** Scrolls to the end of the page (the list's own scroll). */
+  _toEnd() {
+    const doc = document.scrollingElement || document.documentElement;
+    const y = Math.max(0, doc.scrollHeight - window.innerHeight);
+    if (Math.abs(window.scrollY - y) > 0.5) this._scrollTo(y);
+    else this.ownY = window.scrollY;
+  }
+
+  /** Rows changed (count, order or membership); keeps the first row on screen where it was, or the end in view while
+   * the list is pinned. Attached rows whose key is still within the new range stay attached (not re-created). */
   /** @param {number} count */
   setCount(count) {
-    const anchor = this._markNow() ?? this._anchor();
+    const anchor = this.pinned ? null : this._markNow() ?? this._anchor();
     this.count = count;
     this.first = Math.min(this.first, count);
     this.last = Math.min(this.last, count);
@@ -97,8 +117,15 @@ export class VirtualList {
    * Chromium may run an animation frame before it dispatches the scroll event of a programmatic scroll. */
   _scrolledByOthers() {
     if (Math.abs(window.scrollY - this.ownY) <= 1) return;
+    this.pinned = this.atEnd();
     this.ownY = window.scrollY;
     this.mark = this.container.getClientRects().length ? this._anchor() : null;
+  }
+
+  /** Call before changing the content of attached rows: a scroll someone else made since the list last looked (its
+   * event may not have been dispatched yet) is taken with the layout the reader saw, not the changed one. */
+  noteScroll() {
+    if (this.container.isConnected) this._scrolledByOthers();
   }
 
   /** The mark, while its row is attached and shown. */
@@ -202,12 +229,15 @@ export class VirtualList {
   update(anchor = null) {
     if (this.suspended || !this.container.isConnected || !this.container.getClientRects().length) return;
     this._layout();
+    if (!anchor) this._scrolledByOthers(); // (may unpin: a scroll whose event has not been dispatched yet)
     if (anchor) {
       const at = this.indexOf(anchor.key);
       // near enough to attach the right rows (the old spacers may clamp it); corrected below from the element
       if (at >= 0) this._scrollTo(this._containerTop() + this.offsets[at] - anchor.top);
-    } else if (!this.pinned) {
-      this._scrolledByOthers();
+    } else if (this.pinned) {
+      this._setSpacers(); // the page's end as the list knows it now, before the rows there are attached
+      this._toEnd();
+    } else {
       anchor = this._markNow() ?? this._anchor(true);
     }
     this._attachInView();
@@ -216,7 +246,12 @@ export class VirtualList {
       this._setSpacers();
       this.schedule(); // the rows in reach may differ a little now
     }
-    this._restore(anchor);
+    if (this.pinned && !anchor) {
+      this._toEnd();
+      this.mark = this._anchor(true);
+    } else {
+      this._restore(anchor);
+    }
   }
 
   /** Puts the anchor's row back at the anchor's viewport top (when it is attached) and marks it as shown there;
@@ -297,8 +332,8 @@ export class VirtualList {
     this.dirty = true;
     this._layout();
     this._setSpacers();
-    if (this.pinned && this.last === this.count) {
-      window.scrollTo(0, (document.scrollingElement || document.documentElement).scrollHeight);
+    if (this.pinned) {
+      this._toEnd();
     } else {
       this._restore(this._markNow());
     }
@@ -313,17 +348,21 @@ export class VirtualList {
   scrollToIndex(i, block = "start") {
     if (i < 0 || i >= this.count) return null;
     this.mark = null;
+    this.pinned = block === "end" && i === this.count - 1;
     this._layout();
     const base = this._containerTop();
     const y = base + this.offsets[i];
     const h = this._height(i);
     const target = block === "center" ? y - (window.innerHeight - h) / 2
       : block === "end" ? y + h - window.innerHeight : block === "nearest" ? null : y;
-    if (target !== null) window.scrollTo(0, Math.max(0, target));
-    else if (y < window.scrollY || y + h > window.scrollY + window.innerHeight) window.scrollTo(0, Math.max(0, y));
+    if (target !== null) this._scrollTo(Math.max(0, target));
+    else if (y < window.scrollY || y + h > window.scrollY + window.innerHeight) this._scrollTo(Math.max(0, y));
     this.update();
     const el = this.attached.get(this.opts.key(i)) || null;
-    if (el) {
+    if (el && this.pinned) {
+      this._toEnd(); // the page's end (the last row's end may not be: something may follow the list)
+      this.mark = this._anchor(true);
+    } else if (el) {
       el.scrollIntoView({ block });
       this.ownY = window.scrollY;
       this.mark = { key: this.opts.key(i), top: el.getBoundingClientRect().top }; // kept there while rows above fill in

@@ -81,6 +81,11 @@ details > summary { cursor: pointer; color: var(--muted); overflow: hidden; text
   white-space: nowrap; }
 details[open] > summary { white-space: normal; margin-bottom: 0.3rem; }
 details > summary .row-label { color: var(--fg); }
+/* A step can hold hundreds of Think blocks: the ones off screen are not laid out (about one closed line each, or the
+   height they had when last shown; the virtual list keeps the reader's row in place, or a reader at the end at the
+   end, as they come into view). They
+   stay in the accessibility tree and find-in-page finds them. */
+details.think { content-visibility: auto; contain-intrinsic-size: auto 2.2rem; }
 .think-body { color: var(--muted); }
 .tool-error { border-color: var(--error-fg); }
 .tool-section { margin-top: 0.4rem; }

@@ -180,7 +180,11 @@ class Viewer:
                 const texts = new Map();
                 const collect = () => {
                     for (const el of document.querySelectorAll("#transcript > article[data-key]")) {
-                        if (!el.classList.contains("placeholder")) texts.set(el.dataset.key, el.innerText);
+                        if (el.classList.contains("placeholder")) continue;
+                        // Off-screen Think blocks skip layout (content-visibility), and innerText leaves skipped
+                        // content out: lay them out so a row read just off screen has its whole text.
+                        for (const d of el.querySelectorAll("details.think")) d.style.contentVisibility = "visible";
+                        texts.set(el.dataset.key, el.innerText);
                     }
                 };
                 window.scrollTo(0, 0);

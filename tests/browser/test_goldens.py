@@ -60,6 +60,8 @@ COLLECT = """async () => {
     const take = () => {
         for (const el of document.querySelectorAll("#transcript article[data-key]")) {
             if (el.hidden) continue;
+            // Off-screen Think blocks skip layout (content-visibility) and innerText leaves skipped content out.
+            for (const d of el.querySelectorAll("details.think")) d.style.contentVisibility = "visible";
             rows.set(el.dataset.key, {kind: el.dataset.kind, turn: el.dataset.turn ?? null,
                                       seq: Number(el.dataset.seq), text: el.innerText});
         }

@@ -35,10 +35,9 @@ def records_of(session: Session) -> list[dict[str, object]]:
 
 @pytest.fixture(scope="module")
 def live(viewer: Viewer) -> Viewer:
-    full = build(TURNS + 2)
-    base = build(TURNS)
+    full = build(TURNS + 4)
     records = records_of(full)
-    head = len(records_of(base))
+    head = len(records_of(build(TURNS)))
     path = viewer.served.sessions / "live.jsonl"
     path.write_bytes(jsonl(full.header, records[:head]))
     page = viewer.page
@@ -52,6 +51,7 @@ def live(viewer: Viewer) -> Viewer:
     viewer.live_path = path  # type: ignore[attr-defined]
     viewer.live_records = records  # type: ignore[attr-defined]
     viewer.live_head = head  # type: ignore[attr-defined]
+    viewer.live_mid = len(records_of(build(TURNS + 2)))  # type: ignore[attr-defined]
     viewer.live_header = full.header  # type: ignore[attr-defined]
     return viewer
 
@@ -66,21 +66,54 @@ def test_snapshot_shows_the_newest_page(live: Viewer) -> None:
         "() => document.getElementById('transcript').innerText.includes('Live answer number 30,')")
 
 
-def test_appended_events_appear_live(live: Viewer) -> None:
-    path = live.live_path  # type: ignore[attr-defined]
-    records = live.live_records  # type: ignore[attr-defined]
+def _append(live: Viewer, records: list[dict[str, object]]) -> None:
     from assembler.records import encode
 
-    with path.open("ab") as out:
-        for record in records[live.live_head:]:  # type: ignore[attr-defined]
+    with live.live_path.open("ab") as out:  # type: ignore[attr-defined]
+        for record in records:
             out.write(encode(record) + b"\n")
             out.flush()
             live.served.update("live")  # one record read and sent at a time, as a writer's appends are
+
+
+# Resolves after `frames` animation frames and says whether the list is pinned and the page at its end.
+SETTLED_AT_END = """async (frames) => {
+    for (let i = 0; i < frames; i++) await new Promise((done) => requestAnimationFrame(done));
+    const doc = document.scrollingElement || document.documentElement;
+    return {pinned: window.transcriptViewer.view.list.pinned,
+            atEnd: doc.scrollHeight - window.scrollY - window.innerHeight <= 2};
+}"""
+
+
+def test_appended_events_appear_live(live: Viewer) -> None:
+    records = live.live_records  # type: ignore[attr-defined]
+    _append(live, records[live.live_head:live.live_mid])  # type: ignore[attr-defined]
     live.page.wait_for_function(
         "() => document.getElementById('transcript').innerText.includes('Live answer number 32,')", timeout=30_000)
     text = _shown(live)
     assert "Live question number 31?" in text
     assert text.count("Live answer number 32,") == 1  # no duplicate rows from the live stream
+
+
+def test_a_reader_at_the_end_stays_there_when_rows_change_height(live: Viewer) -> None:
+    page = live.page
+    page.evaluate("() => window.scrollTo(0, 0)")  # the reader scrolls away: no longer following
+    assert page.evaluate(SETTLED_AT_END, 3) == {"pinned": False, "atEnd": False}
+    # Back to the end, and before that scroll's event is dispatched rows grow, the last one too: as Think blocks the
+    # browser skipped while off screen do when they are first laid out. The reader must stay at the end.
+    page.evaluate("""() => {
+        window.transcriptViewer.view.scrollToEnd();
+        for (const d of document.querySelectorAll('#transcript details.think')) d.open = true;
+        const rows = document.querySelectorAll('#transcript > article[data-key]');
+        rows[rows.length - 1].style.paddingBottom = '900px';
+    }""")
+    assert page.evaluate(SETTLED_AT_END, 10) == {"pinned": True, "atEnd": True}
+    records = live.live_records  # type: ignore[attr-defined]
+    _append(live, records[live.live_mid:])  # type: ignore[attr-defined]
+    page.wait_for_function(
+        "() => document.getElementById('transcript').innerText.includes('Live answer number 34,')", timeout=30_000)
+    assert page.evaluate(SETTLED_AT_END, 10) == {"pinned": True, "atEnd": True}
+    page.evaluate("() => { for (const e of document.querySelectorAll('#transcript > article')) e.style.padding = ''; }")
 
 
 def test_load_older_prepends_the_servers_older_page(live: Viewer) -> None:
@@ -98,15 +131,15 @@ def test_reconnects_after_the_server_drops_the_stream(live: Viewer) -> None:
     page = live.page
     opens = page.evaluate("() => window.transcriptViewer.state.follow.opens")
     # Replacing the file makes the server close its followers; EventSource reconnects and gets a new snapshot.
-    full = build(TURNS + 3)
+    full = build(TURNS + 5)
     path = live.live_path  # type: ignore[attr-defined]
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(jsonl(full.header, records_of(full)))
     os.replace(tmp, path)
     page.wait_for_function(
-        "() => document.getElementById('transcript').innerText.includes('Live answer number 33,')", timeout=60_000)
+        "() => document.getElementById('transcript').innerText.includes('Live answer number 35,')", timeout=60_000)
     assert page.locator("[role=alert]").is_hidden()
     text = _shown(live)
-    assert text.count("Live answer number 33,") == 1
+    assert text.count("Live answer number 35,") == 1
     assert page.evaluate("() => window.transcriptViewer.state.follow.opens") > opens  # a new connection was opened
     page.evaluate("() => { history.replaceState(null, '', location.pathname); }")
