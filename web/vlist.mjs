@@ -13,9 +13,10 @@
 //
 // A reader at the end stays at the end instead (live follow): the list is *pinned* when a scroll it did not make
 // leaves the page at the end or when it scrolls to the last row's end itself, and only a scroll it did not make
-// leaving the page elsewhere (or its own scroll to another row) unpins it. Rows changing height never do: while
-// pinned, every update and every height change ends with the end in view, so content laid out late (rows attached,
-// sections opened, blocks the browser skipped while off screen) cannot take the reader off the end.
+// going up and leaving the page off its end (or its own scroll to another row) unpins it. Rows changing height never
+// do, nor the browser moving the page down (the end has moved further by then): while pinned, every update and every
+// height change ends with the end in view, so content laid out late (rows attached, sections opened, blocks the
+// browser skipped while off screen) cannot take the reader off the end.
 
 /**
  * @typedef {{
@@ -56,15 +57,15 @@ export class VirtualList {
     this.top.setAttribute("aria-hidden", "true");
     this.bottom.setAttribute("aria-hidden", "true");
     container.replaceChildren(this.top, this.bottom);
-    container.style.overflowAnchor = "none"; // the list keeps the reader's row in place itself
+    // The list keeps the reader's row in place itself: no scroll anchoring in it, nor in the page (the browser would
+    // pick a node outside the list, such as a button after it, and move the page when rows change height).
+    container.style.overflowAnchor = "none";
+    document.documentElement.style.overflowAnchor = "none";
     this.frame = 0;
     this.suspended = false;
     this.resize = new ResizeObserver((entries) => this._resized(entries));
     this.pinned = false; // the reader is at the end: growing rows keep the end in view (live follow)
     this._onScroll = () => {
-      // Only someone else's scroll says where the reader wants to be; the list's own scrolls (and the layout changes
-      // that may have happened since) say nothing about it.
-      if (Math.abs(window.scrollY - this.ownY) > 1) this.pinned = this.atEnd();
       this._scrolledByOthers();
       this.schedule();
     };
@@ -117,7 +118,10 @@ export class VirtualList {
    * Chromium may run an animation frame before it dispatches the scroll event of a programmatic scroll. */
   _scrolledByOthers() {
     if (Math.abs(window.scrollY - this.ownY) <= 1) return;
-    this.pinned = this.atEnd();
+    // Only someone else's scroll says where the reader wants to be: a page left at its end is followed, and a reader
+    // following the end leaves it only by scrolling up (the browser may move the page down by itself, and rows may
+    // have grown since the scroll, so "not at the end now" alone is not enough).
+    this.pinned = this.atEnd() || (this.pinned && window.scrollY > this.ownY);
     this.ownY = window.scrollY;
     this.mark = this.container.getClientRects().length ? this._anchor() : null;
   }
