@@ -193,6 +193,18 @@ def test_the_benchmark_page_is_cut_and_stays_lazy() -> None:
     assert all(type(r.event.data.texts) is LazyTexts for r in lazy.records if r.event.type.startswith("chunkrow"))
 
 
+@pytest.mark.parametrize("dt", [
+    "[1,,2]", "[,1]", "[1,]", "[,]", "[01]", "[0,01]", "[00]", "[1,00]", "[0]", "[0,0]", "[10,200]", "[1, 2]",
+    "[-1]", "[1.0]", "[1e3]", "[999999999]", "[1000000000]", "[[1]]", '["1"]', "[", "[1", "[1}", "[]", "[ ]",
+])
+def test_every_dt_array_gets_the_strict_verdict(dt: str) -> None:
+    """The fast gap check reads digits and commas only; anything that is not JSON integers (an empty member, a
+    leading zero, a sign, a fraction, a gap of ten digits) gets the strict decoder's verdict."""
+    gaps = 0 if dt in ("[]", "[ ]") else dt.count(",") + 1
+    texts = "[" + ",".join('"x"' for _ in range(gaps + 1)) + "]"
+    _same_verdict(_page(_row(texts, dt=dt), _row('["p","q"]', seq=9)))
+
+
 @pytest.mark.parametrize("unit", ['"texts":["a",', '{"texts":["a"', '"args":["]",'])
 def test_many_payload_keys_that_never_close_are_read_once(unit: str) -> None:
     """Keys whose arrays never end (or end far away) cost one pass: 40,000 of them decode with the strict verdict
