@@ -28,6 +28,7 @@ import { initFeatures } from "./features.mjs";
 import { initFiles } from "./files.mjs";
 import { loadOlder, loadPage, openFile } from "./flows.mjs";
 import { initKeys } from "./keys.mjs";
+import { initLatest } from "./latest.mjs";
 import { openSession } from "./live.mjs";
 import { afterFileOpened, beforeFileOpens, followHash, initNavigation, scrollToSeq } from "./navigation.mjs";
 import { initReplay } from "./replay.mjs";
@@ -134,6 +135,7 @@ initFiles({
 initSessionList({ onPick: (id) => { location.hash = `session=${encodeURIComponent(id)}`; } });
 initNavigation();
 initKeys();
+initLatest();
 initRowTools(els.transcript);
 els.older.addEventListener("click", () => void loadOlder());
 els.showEvents.addEventListener("change", () => { view.setShowEvents(els.showEvents.checked); hooks.eventsToggled(); });

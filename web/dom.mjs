@@ -33,6 +33,7 @@ export const els = {
   refresh: byId("refresh-sessions", HTMLButtonElement),
   showEvents: byId("show-events", HTMLInputElement),
   live: byId("live-state", HTMLElement),
+  latest: byId("to-latest", HTMLButtonElement),
   help: byId("key-help", HTMLDialogElement),
   helpClose: byId("key-help-close", HTMLButtonElement),
   openFile: byId("open-file", HTMLButtonElement),

@@ -6,6 +6,7 @@ import { FIRST_SCREEN_MARGIN_PX, PAGE_SIZE } from "./config.mjs";
 import { els } from "./dom.mjs";
 import { fetchPage } from "./sessions.mjs";
 import { formatCount } from "./summary.mjs";
+import { hideLatest, rowsArrivedBelow } from "./latest.mjs";
 import { clearAlert, clearAlerts, progressEnd, progressStart, setAlert } from "./status.mjs";
 import { bridge, hooks, state, view } from "./runtime.mjs";
 
@@ -68,6 +69,7 @@ export function applyUpdate(update, { scroll = "keep" } = {}) {
   }
   if (update.requests?.length) void answerRequests(update.requests);
   if (scroll === "end" || (scroll === "follow" && wasAtEnd)) view.scrollToEnd();
+  else if (scroll === "follow" && Array.isArray(update.nodes) && update.nodes.length) rowsArrivedBelow();
 }
 
 /** @param {any} update */
@@ -133,6 +135,7 @@ export function resetView() {
   clearAlerts();
   view.clear();
   hooks.reset();
+  hideLatest();
   els.older.hidden = true;
 }
 

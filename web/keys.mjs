@@ -26,7 +26,9 @@ function onKey(event) {
     case "o": case "Enter": {
       if (!focused || target !== focused) return;
       const details = focused.querySelector("details");
-      if (details) details.open = !details.open;
+      if (!details) break;
+      if (focused instanceof HTMLElement) view.hold(focused);
+      details.open = !details.open;
       break;
     }
     case "t": toggleTheme(); break;

@@ -72,6 +72,12 @@ export class TranscriptView {
       inset: () => headerBottom(),
     });
     container.addEventListener("toggle", (e) => this._onToggle(e), true);
+    // A click on a section's summary (before it opens or closes): the reader's row stays where it is on screen.
+    container.addEventListener("click", (e) => {
+      const summary = e.target instanceof Element ? e.target.closest("summary") : null;
+      const row = summary?.closest("article[data-key]");
+      if (row instanceof HTMLElement && container.contains(row)) this.list.hold(row);
+    }, true);
     container.addEventListener("click", (e) => this._onClick(e));
   }
 
@@ -472,6 +478,11 @@ export class TranscriptView {
 
   scrollToEnd() {
     if (this.shown.length) this.list.scrollToIndex(this.shown.length - 1, "end");
+  }
+
+  /** The reader is about to open or close a section of this row: it keeps its place. @param {HTMLElement} row */
+  hold(row) {
+    this.list.hold(row);
   }
 
   /** The reader follows the end: the list is pinned there (see vlist.mjs), or the page is at its end now. */

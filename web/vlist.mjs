@@ -16,7 +16,8 @@
 // going up and leaving the page off its end (or its own scroll to another row) unpins it. Rows changing height never
 // do, nor the browser moving the page down (the end has moved further by then): while pinned, every update and every
 // height change ends with the end in view, so content laid out late (rows attached, sections opened, blocks the
-// browser skipped while off screen) cannot take the reader off the end.
+// browser skipped while off screen) cannot take the reader off the end. Opening or closing a section of a row is
+// reading that row: it keeps its place (`hold`), and the list follows the end again once the reader is back there.
 
 /**
  * @typedef {{
@@ -130,6 +131,17 @@ export class VirtualList {
    * event may not have been dispatched yet) is taken with the layout the reader saw, not the changed one. */
   noteScroll() {
     if (this.container.isConnected) this._scrolledByOthers();
+  }
+
+  /** The reader acts on a row (opens or closes a section of it): the row keeps its place on screen as it changes
+   * height, at the end too (the list stops following the end until the reader goes back to it).
+   * @param {HTMLElement} el */
+  hold(el) {
+    const key = el.dataset.key;
+    if (!key || this.attached.get(key) !== el) return;
+    this._scrolledByOthers();
+    this.pinned = false;
+    this.mark = { key, top: el.getBoundingClientRect().top };
   }
 
   /** The mark, while its row is attached and shown. */
