@@ -76,7 +76,7 @@ export class TranscriptView {
     container.addEventListener("click", (e) => {
       const summary = e.target instanceof Element ? e.target.closest("summary") : null;
       const row = summary?.closest("article[data-key]");
-      if (row instanceof HTMLElement && container.contains(row)) this.list.hold(row);
+      if (row instanceof HTMLElement && container.contains(row)) this.hold(row);
     }, true);
     container.addEventListener("click", (e) => this._onClick(e));
   }
