@@ -10,7 +10,10 @@ torn last line (no newline, not JSON) is skipped with a warning unless ``strict`
 cap) turns a longer line into a fault instead of an ever-growing buffer.
 
 ``LogParser`` streams (one record at a time, nothing kept but the buffer); ``LogLoader`` drives it and keeps a
-``LoadResult`` (records, counts, warnings, the fault) for the readers that want the whole log.
+``LoadResult`` (records, counts, warnings, the fault) for the readers that want the whole log. With
+``pack_deltas`` (for readers that repack what they read) a run of delta lines comes out as the one storage row
+packing would make of it (``delta_lines.take_run``: only lines the line-by-line rules accept), not one record per
+line.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any, Final
 import msgspec
 
 from .chunk_rows import storage_row
+from .delta_lines import take_run
 from .errors import ChunkRowError, RecordDecodeError, SessionFileError
 from .jsontext import NestingError, check_depth, decode_json
 from .records import ROW_TYPES, StorageRecord, decode_storage_row, is_safe_integer
@@ -131,9 +135,11 @@ class LogParser:
     ``lines`` is the number of lines consumed so far. Nothing is kept between events but the unconsumed bytes.
     """
 
-    def __init__(self, *, strict: bool = False, max_line_bytes: int | None = None) -> None:
+    def __init__(self, *, strict: bool = False, max_line_bytes: int | None = None, pack_deltas: bool = False) -> None:
         self.strict = strict
         self.max_line_bytes = max_line_bytes
+        self.pack_deltas = pack_deltas
+        self._runs_from = 0  # with pack_deltas: no run of delta lines starts in ``_buf`` before this offset
         self.lines = 0
         self.next_seq = 0
         self._buf: bytes | bytearray = b""
@@ -157,7 +163,7 @@ class LogParser:
         buf, pos = self._buf, self._pos
         if pos >= len(buf):
             self._buf = data if type(data) is bytes else bytes(data)  # nothing carried: no copy of a bytes slice
-            self._scan = 0
+            self._scan = self._runs_from = 0
         elif pos == 0 and type(buf) is bytearray:
             buf += data  # a long line growing: appended in place (amortized), never copied whole per feed
         else:
@@ -165,6 +171,7 @@ class LogParser:
             carry += data
             self._buf = carry
             self._scan = max(0, self._scan - pos)
+            self._runs_from = max(0, self._runs_from - pos)
         self._pos = 0
 
     def feed_eof(self) -> None:
@@ -175,6 +182,15 @@ class LogParser:
         """The next item: ``Header``, ``Record``, ``Skipped``, ``Fault`` (then ``END``), ``NEED_DATA`` or ``END``."""
         while not self._done:
             buf, pos = self._buf, self._pos
+            if self.pack_deltas and self._header and pos >= self._runs_from and pos < len(buf):
+                run = take_run(buf, pos, self.next_seq, self.max_line_bytes)
+                if type(run) is int:  # no run here: the lines up to there go one by one (at least this one)
+                    self._runs_from = max(run, pos + 1)
+                else:
+                    row, lines, self._pos = run  # type: ignore[misc]
+                    self._scan = max(self._scan, self._pos)
+                    self.lines += lines
+                    return self._record(row, self.lines - lines + 1, row.seq, row.members, "seq0")
             end = buf.find(b"\n", max(pos, self._scan))  # the carried part of a long line is searched once
             if end == -1:
                 self._scan = len(buf)
@@ -340,8 +356,8 @@ class LogLoader:
     compressed stream) nothing more is parsed.
     """
 
-    def __init__(self, *, strict: bool = False, max_line_bytes: int | None = None) -> None:
-        self.parser = LogParser(strict=strict, max_line_bytes=max_line_bytes)
+    def __init__(self, *, strict: bool = False, max_line_bytes: int | None = None, pack_deltas: bool = False) -> None:
+        self.parser = LogParser(strict=strict, max_line_bytes=max_line_bytes, pack_deltas=pack_deltas)
         self.result = LoadResult()
 
     def feed(self, data: bytes | bytearray | memoryview) -> int:

@@ -42,7 +42,7 @@ class FileLoad:
     def __init__(self, name: str = "", size: int = 0) -> None:
         self.name = name
         self.size = size
-        self.loader = LogLoader(max_line_bytes=DEFAULT_MAX_LINE_BYTES)
+        self.loader = LogLoader(max_line_bytes=DEFAULT_MAX_LINE_BYTES, pack_deltas=True)  # repacked below anyway
         self.zstd = ZstdDecoder(lines=True) if name.endswith(".zst") else None
         self.sqlite: bytearray | None = bytearray() if _is_sqlite_name(name) else None
         self.bytes_read = 0

@@ -1,0 +1,131 @@
+"""Runs of delta lines read straight into one storage row, for readers that repack what they read anyway.
+
+Rules: ``take_run`` reads complete lines from an offset while each one is an ``assistant/chunk`` delta of exactly
+the shape ``chunk_rows`` packs (the envelope ``type, seq, time, data``; ``data`` ``turn, step, chunk``; the chunk's
+own keys), decoded by typed Structs with integer ``seq``/``time``, of the same block as the first, continuing the
+log's seq by one and with every time gap a safe integer. At least ``MIN_RUN`` such lines become the row
+``repack_records`` would make of them; anything else (a shorter run, a line of another shape or block, an integral
+float, an unknown key) is left to the line-by-line parser, whose verdicts and errors are the rule. So the row is
+only ever made from lines the line parser would have accepted one by one and packed into the same row; the
+repacker merges it with what comes before and after as it merges any row.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+from .chunk_rows import MIN_RUN
+from .records import (
+    MAX_SAFE_INTEGER,
+    Number,
+    ReasoningChunksRow,
+    StorageRow,
+    TextChunksRow,
+    TextRowData,
+    ToolCallChunksRow,
+    ToolCallRowData,
+    is_safe_integer,
+)
+
+__all__ = ["take_run"]
+
+_Seq = Annotated[int, Meta(ge=0, le=MAX_SAFE_INTEGER)]
+_Time = Annotated[int, Meta(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)]
+
+
+class _Text(Struct, frozen=True, forbid_unknown_fields=True, tag_field="type", tag="text-delta"):
+    index: Number
+    text: str
+
+
+class _Reasoning(Struct, frozen=True, forbid_unknown_fields=True, tag_field="type", tag="reasoning-delta"):
+    index: Number
+    text: str
+
+
+class _Tool(Struct, frozen=True, forbid_unknown_fields=True, tag_field="type", tag="tool-call-delta"):
+    index: Number
+    id: str
+    argumentsDelta: str
+    name: str | UnsetType = UNSET
+
+
+class _Data(Struct, frozen=True, forbid_unknown_fields=True):
+    turn: Number
+    step: Number
+    chunk: _Text | _Reasoning | _Tool
+
+
+class _Delta(Struct, frozen=True, forbid_unknown_fields=True, tag_field="type", tag="assistant/chunk"):
+    seq: _Seq
+    time: _Time
+    data: _Data
+
+
+_decode = msgspec.json.Decoder(_Delta).decode
+_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
+
+
+def _key(data: _Data) -> tuple[Any, ...]:
+    chunk = data.chunk
+    if type(chunk) is _Tool:
+        named = chunk.name is not UNSET
+        return (ToolCallChunksRow, data.turn, data.step, chunk.index, chunk.id, named, chunk.name if named else None)
+    return (TextChunksRow if type(chunk) is _Text else ReasoningChunksRow, data.turn, data.step, chunk.index)
+
+
+def take_run(buf: bytes | bytearray, pos: int, next_seq: int,
+             max_line_bytes: int | None) -> tuple[StorageRow, int, int] | int:
+    """The run of delta lines that starts at offset ``pos`` of ``buf`` (its first seq ``next_seq``): ``(row, lines,
+    offset after them)``, or, when fewer than ``MIN_RUN`` lines form one, the offset where the reading stopped (the
+    line parser takes the lines up to there)."""
+    view = memoryview(buf)
+    try:
+        key: tuple[Any, ...] = ()
+        fragments: list[str] = []
+        dt: list[int] = []
+        first: _Delta | None = None
+        last_time = 0
+        start = pos
+        while True:
+            end = buf.find(b"\n", start)
+            if end < 0 or (max_line_bytes is not None and end - start > max_line_bytes):
+                break
+            try:
+                event = _decode(view[start:end])
+            except _ERRORS:
+                break
+            data = event.data
+            if first is None:
+                if event.seq != next_seq:
+                    break
+                first, key = event, _key(data)
+            else:
+                gap = event.time - last_time
+                if event.seq != next_seq + len(fragments) or _key(data) != key or not is_safe_integer(gap):
+                    break
+                dt.append(gap)
+            chunk = data.chunk
+            fragments.append(chunk.argumentsDelta if type(chunk) is _Tool else chunk.text)  # type: ignore[union-attr]
+            last_time = event.time
+            start = end + 1
+        if first is None or len(fragments) < MIN_RUN:
+            return start
+        return _row(first, key, dt, fragments), len(fragments), start
+    finally:
+        view.release()
+
+
+def _row(first: _Delta, key: tuple[Any, ...], dt: list[int], fragments: list[str]) -> StorageRow:
+    cls, turn, step, index = key[:4]
+    if cls is ToolCallChunksRow:
+        named, name = key[5], key[6]
+        data: TextRowData | ToolCallRowData = ToolCallRowData(
+            turn=turn, step=step, index=index, dt=dt, id=key[4], name=name if named else UNSET, args=fragments)
+    else:
+        data = TextRowData(turn, step, index, dt, fragments)
+    row: StorageRow = cls(first.seq, first.time, data)
+    return row
