@@ -104,16 +104,17 @@ class Loaded:
         return iter(self.result.records)
 
 
-def stream(path: str, *, strict: bool = False) -> SessionStream | Loaded | None:
+def stream(path: str, *, strict: bool = False, pack_deltas: bool = False) -> SessionStream | Loaded | None:
     """Open a session for one pass over its records, without holding them (``.jsonl``, ``.jsonl.zst``; a SQLite
     file is loaded whole). Report its problems with ``report_problems(path, s.result)`` after the pass. None (the
-    error printed) when the file cannot be used at all."""
+    error printed) when the file cannot be used at all. ``pack_deltas``: for a pass that repacks what it reads, runs
+    of delta lines come as rows (``logfile.LogParser``)."""
     if is_sqlite_path(path):
         result = load(path, strict=strict)
         return None if result is None else Loaded(result)
     try:
         return SessionStream(path, strict=strict, progress=Progress(f"reading {path}"),
-                             max_line_bytes=max_line_bytes())
+                             max_line_bytes=max_line_bytes(), pack_deltas=pack_deltas)
     except OSError as exc:
         error(path, reason_of(exc))
         return None

@@ -1,6 +1,7 @@
 """``assemble``: fold a session log into the canonical transcript JSON (or its sha256) in packed or scalar mode.
 
-Rules: every line is decoded once by the log parser (rows straight into their Structs); the page comes from the
+Rules: every line is decoded once by the log parser (rows straight into their Structs; in packed mode a run of
+delta lines straight into its row); the page comes from the
 no-expansion pager as typed records, never through JSON again. ``packed`` keeps delta runs as rows, ``scalar``
 expands every row into one event record per delta. Both modes print byte-identical output (ASSEMBLY 5, DESIGN rule
 2). This is an edge: it wires in the default Definitions.
@@ -41,7 +42,7 @@ def cmd_assemble(args: argparse.Namespace) -> int:
 
     if args.max_messages is not None and args.max_messages < 1:
         return fail("--max-messages must be >= 1", 2)
-    source = stream(args.file, strict=args.strict)
+    source = stream(args.file, strict=args.strict, pack_deltas=args.mode == "packed")
     if source is None:
         return 1
     try:

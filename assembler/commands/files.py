@@ -39,10 +39,11 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_stats)
 
 
-def _write(args: argparse.Namespace, records: Callable[[Iterable[Any]], Iterable[Any]]) -> int:
+def _write(args: argparse.Namespace, records: Callable[[Iterable[Any]], Iterable[Any]], *,
+           packing: bool = False) -> int:
     """Stream the input through ``records`` into the output: one pass, nothing held but a run being packed."""
     preflight(args.output, inputs=[args.file])
-    source = stream(args.file, strict=args.strict)
+    source = stream(args.file, strict=args.strict, pack_deltas=packing)
     if source is None:
         return 1
     if source.header is None:
@@ -61,7 +62,7 @@ def cmd_unpack(args: argparse.Namespace) -> int:
 
 
 def cmd_pack(args: argparse.Namespace) -> int:
-    return _write(args, repack_records)
+    return _write(args, repack_records, packing=True)
 
 
 def collect_stats(path: str, source: SessionStream | Loaded) -> dict[str, Any]:

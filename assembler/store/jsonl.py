@@ -150,7 +150,7 @@ class SessionStream:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, strict: bool = False, progress: ProgressFn | None = None,
-                 max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> None:
+                 max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, pack_deltas: bool = False) -> None:
         p = os.fspath(path)
         self.path = p
         self.result = LoadResult()
@@ -162,7 +162,7 @@ class SessionStream:
             self._buffer = bytearray(_BUFFER if self._decoder is None else _ZST_BUFFER)
             self._done = 0
             self._progress = progress
-            self._parser = LogParser(strict=strict, max_line_bytes=max_line_bytes)
+            self._parser = LogParser(strict=strict, max_line_bytes=max_line_bytes, pack_deltas=pack_deltas)
             self._pieces: Iterator[bytes] = iter(())
             self._gen = self._records()
             self._first: list[StorageRecord] = []

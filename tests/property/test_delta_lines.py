@@ -113,6 +113,30 @@ def test_rows_read_straight_from_delta_lines_equal_the_repacked_line_by_line_par
     assert _summary(_as_rows(data, step)) == _summary(_line_by_line(data))
 
 
+@given(session_log())
+@settings(max_examples=200, deadline=None)
+def test_pack_and_assemble_read_delta_runs_as_rows_with_byte_identical_output(data: bytes) -> None:
+    """``pack`` and ``assemble --mode packed`` repack in one pass, so reading runs as rows changes no byte."""
+    import os
+    import tempfile
+
+    from assembler.store.jsonl import SessionStream
+
+    fd, path = tempfile.mkstemp(suffix=".jsonl")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        out = []
+        for pack_deltas in (False, True):
+            source = SessionStream(path, pack_deltas=pack_deltas)
+            records = [encode(r) for r in repack_records(source)]  # the file closes when the pass ends
+            result = source.result
+            out.append((records, result.lines, result.event_count, result.warnings, str(result.error)))
+        assert out[0] == out[1]
+    finally:
+        os.unlink(path)
+
+
 def test_a_long_run_of_delta_lines_is_read_as_rows_not_one_record_per_line() -> None:
     from assembler.logfile import LogParser, Record
 
