@@ -57,7 +57,7 @@ class FileMeta:
         self.error: AssemblerError | None = None
         self.size = 0
         self.mtime_ns = 0
-        self._parser = LogParser(max_line_bytes=self.max_line_bytes)
+        self._parser = LogParser(max_line_bytes=self.max_line_bytes, pack_deltas=True)  # the facts need no deltas
         self._identity: Identity | None = None
 
     @property

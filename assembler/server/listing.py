@@ -60,8 +60,8 @@ def _first_line(text: str) -> str:
 
 
 class SessionFacts:
-    """What the list says about a session, gathered record by record (scalar events; packed chunk rows carry none of
-    these facts and are skipped)."""
+    """What the list says about a session, gathered record by record (scalar events; of a packed chunk row only
+    its last member's time counts: it carries none of the other facts)."""
 
     __slots__ = ("title", "first_user_text", "model", "turns", "open_turn", "last_end", "last_real_time")
 
@@ -77,6 +77,9 @@ class SessionFacts:
     def absorb(self, records: Iterable[Any]) -> None:
         for record in records:
             if type(record) is not dict:
+                last = getattr(record, "last_time", None)  # a chunk row: its last member's time
+                if type(last) is int and last >= REAL_TIME_MIN_MS:
+                    self.last_real_time = last if self.last_real_time is None else max(self.last_real_time, last)
                 continue
             kind = record.get("type")
             data = record.get("data")

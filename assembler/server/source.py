@@ -113,7 +113,9 @@ class SessionSource:
         self.subagent_label: str | None = None  # a child session's own label (its subagent/descriptor)
         self.last_time: Any = None
         self.facts = SessionFacts()  # what the session list says about it (listing.py)
-        self._loader = LogLoader(max_line_bytes=self.max_line_bytes)
+        # Runs of delta lines come as rows (pages repack anyway, followers get rows expanded): an unpacked log is
+        # held as one row per block.
+        self._loader = LogLoader(max_line_bytes=self.max_line_bytes, pack_deltas=True)
         self._offset = 0
         self._identity: Identity | None = None
 

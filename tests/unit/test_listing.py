@@ -57,6 +57,19 @@ def test_last_activity_is_the_events_time_else_the_labelled_mtime(tmp_path: Path
     assert REAL_TIME_MIN_MS > 4
 
 
+def test_last_activity_counts_a_packed_row_as_its_last_member() -> None:
+    """A log's streaming deltas set its last activity whether they are written one per line or packed as a row."""
+    from assembler.chunk_rows import pack_chunk_runs
+
+    deltas = [{"type": "assistant/chunk", "seq": s, "time": T0 + 10 * s,
+               "data": {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "x"}}}
+              for s in range(1, 6)]
+    records = [{**user("a", T0), "seq": 0}, *deltas]
+    packed = pack_chunk_runs(records)
+    assert len(packed) == 2  # the user message and one row
+    assert facts_of(packed).last_real_time == facts_of(records).last_real_time == T0 + 50
+
+
 def test_counts_and_model(tmp_path: Path) -> None:
     records = [ev("request/header", {"header": {"config": {"model": "deepseek-v4-pro"}}}),
                ev("turn/start", {"turn": 1}), ev("turn/end", {"turn": 1, "reason": {"kind": "completed"}}),
