@@ -147,7 +147,7 @@ class SessionSource:
                     result = _read_database(self.path)
                 else:
                     result = read_stream(stream, source=str(self.path), compressed=True,
-                                         max_line_bytes=self.max_line_bytes)
+                                         max_line_bytes=self.max_line_bytes, pack_deltas=True)
                 self._absorb(result.records)
                 self.header, self.error, self.warnings = result.header, result.error, result.warnings
                 self._offset = os.fstat(fd).st_size

@@ -51,16 +51,17 @@ def read_session(path: str | os.PathLike[str], *, strict: bool = False, progress
 
 def read_stream(raw: IO[bytes], *, source: str, compressed: bool, strict: bool = False,
                 progress: ProgressFn | None = None,
-                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> LoadResult:
+                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, pack_deltas: bool = False) -> LoadResult:
     """Read a session log from an open binary file (the server opens and checks it first). ``compressed``: the
     bytes are a ``.jsonl.zst`` stream; a damaged one ends the parse with a ``SessionFileError`` saying how far it
     was good (``truncated zstd stream after N bytes / line L``), everything decoded before the damage kept. A line
-    longer than ``max_line_bytes`` ends the parse with an error naming it (never a ``MemoryError``).
+    longer than ``max_line_bytes`` ends the parse with an error naming it (never a ``MemoryError``). ``pack_deltas``:
+    runs of delta lines come as rows (``logfile.LogParser``), for a reader that repacks what it reads.
 
     Raises:
         OSError: the file cannot be read.
     """
-    loader = LogLoader(strict=strict, max_line_bytes=max_line_bytes)
+    loader = LogLoader(strict=strict, max_line_bytes=max_line_bytes, pack_deltas=pack_deltas)
     total = os.fstat(raw.fileno()).st_size
     decoder = zstd.ZstdDecoder(lines=True) if compressed else None
     buffer = bytearray(_BUFFER if decoder is None else _ZST_BUFFER)  # reused: the parser copies what it keeps
