@@ -1,10 +1,9 @@
 """``assemble``: fold a session log into the canonical transcript JSON (or its sha256) in packed or scalar mode.
 
 Rules: every line is decoded once by the log parser (rows straight into their Structs; in packed mode a run of
-delta lines straight into its row); the page comes from the
-no-expansion pager as typed records, never through JSON again. ``packed`` keeps delta runs as rows, ``scalar``
-expands every row into one event record per delta. Both modes print byte-identical output (ASSEMBLY 5, DESIGN rule
-2). This is an edge: it wires in the default Definitions.
+delta lines straight into its row); the page comes from the no-expansion pager as typed records, never through JSON
+again. ``packed`` keeps delta runs as rows, ``scalar`` expands every row into one event record per delta. Both modes
+print byte-identical output (ASSEMBLY 5, DESIGN rule 2). This is an edge: it wires in the default Definitions.
 """
 
 from __future__ import annotations
