@@ -2,8 +2,9 @@
 
 Rules: ``take_run`` reads complete lines from an offset while each one is an ``assistant/chunk`` delta of exactly
 the shape ``chunk_rows`` packs (the envelope ``type, seq, time, data``; ``data`` ``turn, step, chunk``; the chunk's
-own keys), decoded by typed Structs with integer ``seq``/``time``, of the same block as the first, continuing the
-log's seq by one and with every time gap a safe integer. At least ``MIN_RUN`` such lines become the row
+own keys), decoded by typed Structs with integer ``seq``/``time`` (a missing one is rebuilt as the line parser
+rebuilds it: the next seq, time 0), of the same block as the first, continuing the log's seq by one and with every
+time gap a safe integer. At least ``MIN_RUN`` such lines become the row
 ``repack_records`` would make of them; anything else (a shorter run, a line of another shape or block, an integral
 float, an unknown key) is left to the line-by-line parser, whose verdicts and errors are the rule. So the row is
 only ever made from lines the line parser would have accepted one by one and packed into the same row; the
@@ -60,9 +61,9 @@ class _Data(Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class _Delta(Struct, frozen=True, forbid_unknown_fields=True, tag_field="type", tag="assistant/chunk"):
-    seq: _Seq
-    time: _Time
     data: _Data
+    seq: _Seq | UnsetType = UNSET
+    time: _Time | UnsetType = UNSET
 
 
 _decode = msgspec.json.Decoder(_Delta).decode
@@ -87,8 +88,7 @@ def take_run(buf: bytes | bytearray, pos: int, next_seq: int,
         key: tuple[Any, ...] = ()
         fragments: list[str] = []
         dt: list[int] = []
-        first: _Delta | None = None
-        last_time = 0
+        first_time = last_time = 0
         start = pos
         while True:
             end = buf.find(b"\n", start)
@@ -99,27 +99,30 @@ def take_run(buf: bytes | bytearray, pos: int, next_seq: int,
             except _ERRORS:
                 break
             data = event.data
-            if first is None:
-                if event.seq != next_seq:
-                    break
-                first, key = event, _key(data)
+            expected = next_seq + len(fragments)
+            seq = expected if event.seq is UNSET else event.seq  # rebuilt as the line parser does (PROTOCOL 2.3)
+            time = 0 if event.time is UNSET else event.time
+            if seq != expected:
+                break
+            if not fragments:
+                first_time, key = time, _key(data)
             else:
-                gap = event.time - last_time
-                if event.seq != next_seq + len(fragments) or _key(data) != key or not is_safe_integer(gap):
+                gap = time - last_time
+                if _key(data) != key or not is_safe_integer(gap):
                     break
                 dt.append(gap)
             chunk = data.chunk
             fragments.append(chunk.argumentsDelta if type(chunk) is _Tool else chunk.text)  # type: ignore[union-attr]
-            last_time = event.time
+            last_time = time
             start = end + 1
-        if first is None or len(fragments) < MIN_RUN:
+        if len(fragments) < MIN_RUN:
             return start
-        return _row(first, key, dt, fragments), len(fragments), start
+        return _row(next_seq, first_time, key, dt, fragments), len(fragments), start
     finally:
         view.release()
 
 
-def _row(first: _Delta, key: tuple[Any, ...], dt: list[int], fragments: list[str]) -> StorageRow:
+def _row(seq: int, time: int, key: tuple[Any, ...], dt: list[int], fragments: list[str]) -> StorageRow:
     cls, turn, step, index = key[:4]
     if cls is ToolCallChunksRow:
         named, name = key[5], key[6]
@@ -127,5 +130,5 @@ def _row(first: _Delta, key: tuple[Any, ...], dt: list[int], fragments: list[str
             turn=turn, step=step, index=index, dt=dt, id=key[4], name=name if named else UNSET, args=fragments)
     else:
         data = TextRowData(turn, step, index, dt, fragments)
-    row: StorageRow = cls(first.seq, first.time, data)
+    row: StorageRow = cls(seq, time, data)
     return row
