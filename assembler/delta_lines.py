@@ -66,7 +66,12 @@ class _Delta(Struct, frozen=True, forbid_unknown_fields=True, tag_field="type", 
     time: _Time | UnsetType = UNSET
 
 
-_decode = msgspec.json.Decoder(_Delta).decode
+class _Never(Struct, frozen=True, tag_field="type", tag="\x00"):
+    """Makes the line's decoder a tagged union: msgspec requires the tag then (a lone tagged Struct would take a
+    line with no ``type`` at all, which the line parser refuses)."""
+
+
+_decode = msgspec.json.Decoder(_Delta | _Never).decode
 _ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 
 
@@ -97,6 +102,8 @@ def take_run(buf: bytes | bytearray, pos: int, next_seq: int,
             try:
                 event = _decode(view[start:end])
             except _ERRORS:
+                break
+            if type(event) is not _Delta:
                 break
             data = event.data
             expected = next_seq + len(fragments)

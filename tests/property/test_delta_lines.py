@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -66,7 +67,7 @@ def session_log(draw: Any) -> bytes:
             line = json.dumps(event)
             if what == "fault":
                 fault = draw(st.sampled_from(["seq-skip", "seq-float", "time-float", "time-unsafe", "extra", "json",
-                                              "type"]))
+                                              "type", "no-type", "type-twice"]))
                 if fault == "seq-skip":
                     line = line.replace(f'"seq": {seq},', f'"seq": {seq + 2},')
                 elif fault == "seq-float":
@@ -79,6 +80,10 @@ def session_log(draw: Any) -> bytes:
                     line = line[:-1] + ', "ignorable": true}'
                 elif fault == "json":
                     line = line[:-3]
+                elif fault == "no-type":
+                    line = line.replace('"type": "assistant/chunk", ', "")
+                elif fault == "type-twice":
+                    line = line[:-1] + ', "type": "assistant/chunk"}'
                 else:
                     line = line.replace('"assistant/chunk"', '"assistant/chunks"')
         seq += 1
@@ -174,3 +179,24 @@ def test_a_served_session_pages_the_same_from_jsonl_and_jsonl_zst(tmp_path: Any)
         assert source.error is None and any(type(r) is not dict for r in source.index.records)
         pages.append(encode(source.index.session_page(None, None, None)))
     assert pages[0] == pages[1]
+
+
+@pytest.mark.parametrize("line", [
+    '{"type":"assistant/chunk","seq":2,"seq":2,"time":2,"data":{"turn":1,"step":1,"chunk":{CHUNK}}}',
+    '{"type":"assistant/chunk","seq":2,"time":2,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,'
+    '"text":"z","text":"a"}}}',
+    '{"type":"assistant/chunk","type":"user/message","seq":2,"time":2,"data":{"turn":1,"step":1,"chunk":{CHUNK}}}',
+    '{"type":"user/message","type":"assistant/chunk","seq":2,"time":2,"data":{"turn":1,"step":1,"chunk":{CHUNK}}}',
+    '{"type":"assistant/chunk","seq":2,"time":2,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta",'
+    '"type":"reasoning-delta","index":0,"text":"a"}}}',
+    '{"seq":2,"time":2,"data":{"turn":1,"step":1,"chunk":{CHUNK}}}',  # no type at all: a fault
+    '{"type":"assistant/chunk","seq":2,"time":2,"data":{"turn":1,"step":1,"chunk":{"index":0,"text":"a"}}}',
+])
+def test_odd_lines_in_a_run_read_the_same_either_way(line: str) -> None:
+    """Duplicate keys (JSON's last one wins, for both readers), a tag given twice, a missing tag."""
+    chunk = '{"type":"text-delta","index":0,"text":"a"}'
+    lines = [f'{{"type":"assistant/chunk","seq":{s},"time":{s},"data":{{"turn":1,"step":1,"chunk":{chunk}}}}}'
+             for s in range(6)]
+    lines[2] = line.replace("{CHUNK}", chunk)
+    data = HEADER + "".join(x + "\n" for x in lines).encode()
+    assert _summary(_as_rows(data, 1 << 20)) == _summary(_line_by_line(data))
