@@ -33,6 +33,7 @@ from .records import (
 
 __all__ = [
     "MIN_RUN",
+    "row_of_run",
     "pack_chunk_runs",
     "repack_records",
     "storage_row",
@@ -174,14 +175,21 @@ def _emit_run(run: _Run) -> Iterator[StorageRecord]:
     elif len(pieces) == 1 and type(pieces[0]) in _ROW_CLASSES:
         yield pieces[0]  # a row nothing joined: already canonical
     else:
-        cls, turn, step, index, call_id, has_name, name = run.key
-        if cls is ToolCallChunksRow:
-            data: TextRowData | ToolCallRowData = ToolCallRowData(
-                turn=turn, step=step, index=index, dt=run.dt, id=call_id, name=name if has_name else msgspec.UNSET,
-                args=run.payload)
-        else:
-            data = TextRowData(turn, step, index, run.dt, run.payload)
-        yield cls(run.seq0, run.time0, data)
+        yield row_of_run(run.key, run.seq0, run.time0, run.dt, run.payload)
+
+
+def row_of_run(key: tuple[Any, ...], seq0: Any, time0: Any, dt: list[Any], payload: list[str]) -> StorageRow:
+    """The storage row of a run: its key ``(row class, turn, step, index, id, has_name, name)``, first seq and time,
+    gaps and fragments."""
+    cls, turn, step, index, call_id, has_name, name = key
+    if cls is ToolCallChunksRow:
+        data: TextRowData | ToolCallRowData = ToolCallRowData(
+            turn=turn, step=step, index=index, dt=dt, id=call_id, name=name if has_name else msgspec.UNSET,
+            args=payload)
+    else:
+        data = TextRowData(turn, step, index, dt, payload)
+    row: StorageRow = cls(seq0, time0, data)
+    return row
 
 
 def repack_records(records: Iterable[StorageRecord]) -> Iterator[StorageRecord]:

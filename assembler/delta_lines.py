@@ -18,16 +18,14 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
-from .chunk_rows import MIN_RUN
+from .chunk_rows import MIN_RUN, row_of_run
 from .records import (
     MAX_SAFE_INTEGER,
     Number,
     ReasoningChunksRow,
     StorageRow,
     TextChunksRow,
-    TextRowData,
     ToolCallChunksRow,
-    ToolCallRowData,
     is_safe_integer,
 )
 
@@ -76,11 +74,13 @@ _ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 
 
 def _key(data: _Data) -> tuple[Any, ...]:
+    """The run key ``chunk_rows`` gives the same delta: ``(row class, turn, step, index, id, has_name, name)``."""
     chunk = data.chunk
     if type(chunk) is _Tool:
         named = chunk.name is not UNSET
         return (ToolCallChunksRow, data.turn, data.step, chunk.index, chunk.id, named, chunk.name if named else None)
-    return (TextChunksRow if type(chunk) is _Text else ReasoningChunksRow, data.turn, data.step, chunk.index)
+    row = TextChunksRow if type(chunk) is _Text else ReasoningChunksRow
+    return (row, data.turn, data.step, chunk.index, None, False, None)
 
 
 def take_run(buf: bytes | bytearray, pos: int, next_seq: int,
@@ -124,18 +124,6 @@ def take_run(buf: bytes | bytearray, pos: int, next_seq: int,
             start = end + 1
         if len(fragments) < MIN_RUN:
             return start
-        return _row(next_seq, first_time, key, dt, fragments), len(fragments), start
+        return row_of_run(key, next_seq, first_time, dt, fragments), len(fragments), start
     finally:
         view.release()
-
-
-def _row(seq: int, time: int, key: tuple[Any, ...], dt: list[int], fragments: list[str]) -> StorageRow:
-    cls, turn, step, index = key[:4]
-    if cls is ToolCallChunksRow:
-        named, name = key[5], key[6]
-        data: TextRowData | ToolCallRowData = ToolCallRowData(
-            turn=turn, step=step, index=index, dt=dt, id=key[4], name=name if named else UNSET, args=fragments)
-    else:
-        data = TextRowData(turn, step, index, dt, fragments)
-    row: StorageRow = cls(seq, time, data)
-    return row
