@@ -399,8 +399,13 @@ class LineReader:
 
     format: ClassVar[str] = ""
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, context: dict[str, Any] | None = None) -> None:
+        """``file`` is the file's name (a path relative to the folder being read, or a base name); its stem is the
+        session id unless the reader knows better. ``context`` is what the edge knows from beside the file (a
+        folder view's sidecars: a Claude Code subagent's ``.meta.json``, the parent session's id); readers never
+        read files themselves."""
         self.file = file
+        self.context: dict[str, Any] = context or {}
         stem = file.rsplit("/", 1)[-1]
         self.out = LogBuilder(self.format, stem[:-6] if stem.endswith(".jsonl") else stem)
 
