@@ -54,6 +54,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         command_parser.add_argument(
             "--max-line-bytes", type=_byte_count, default=None, metavar="N",
             help="a longer log line is an error naming it (default 256 MiB; K, M, G suffixes)")
+        if command_parser.prog.split()[-1] != "serve":
+            command_parser.add_argument(
+                "--session", default=None, metavar="KEY",
+                help="which session of a file that holds several (an Inspect log: SAMPLE_epoch_N); the first by "
+                     "default")
     return parser
 
 
@@ -87,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .commands._common import configure
     from .commands._output import run
 
-    configure(max_line_bytes=args.max_line_bytes)
+    configure(max_line_bytes=args.max_line_bytes, session=getattr(args, "session", None))
     return run(args.func, args)  # output errors and signals end a command there (one line, exit status)
 
 

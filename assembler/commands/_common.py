@@ -5,30 +5,40 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from ..errors import AssemblerError
 from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
 from ..records import StorageRecord
+from ..store import zstd
 from ..store.atomic import reason_of
 from ..store.jsonl import SessionStream
-from ..store.open import is_sqlite_path, load_any
+from ..store.open import load_any, sniff
 from ._output import error, error_from
 
 __all__ = ["load", "stream", "Loaded", "warn_faults", "report_problems", "Progress", "fail", "configure",
-           "max_line_bytes"]
+           "max_line_bytes", "session_key"]
 
-_limits = {"max_line_bytes": DEFAULT_MAX_LINE_BYTES}
+_limits: dict[str, Any] = {"max_line_bytes": DEFAULT_MAX_LINE_BYTES, "session": None}
 
 
-def configure(*, max_line_bytes: int | None) -> None:
-    """Set the reading limits of this command run (``--max-line-bytes``; None: the default); ``cli.main`` calls it
-    once."""
+def configure(*, max_line_bytes: int | None, session: str | None = None) -> None:
+    """Set the reading limits of this command run (``--max-line-bytes``; None: the default) and the session of a
+    file holding several (``--session``); ``cli.main`` calls it once."""
     _limits["max_line_bytes"] = DEFAULT_MAX_LINE_BYTES if max_line_bytes is None else max_line_bytes
+    _limits["session"] = session
 
 
 def max_line_bytes() -> int:
     """The line cap every reader of this command run uses."""
-    return _limits["max_line_bytes"]
+    value: int = _limits["max_line_bytes"]
+    return value
+
+
+def session_key() -> str | None:
+    """``--session KEY``: which session of a file holding several (None: the first)."""
+    value: str | None = _limits["session"]
+    return value
 
 
 class Progress:
@@ -69,7 +79,10 @@ def report_problems(path: str, result: LoadResult) -> None:
         sys.stderr.write(f"{path}: warning: {warning}\n")
     error = result.error
     if error is not None:
-        if error.line is not None:
+        location = getattr(error, "location", None)  # another harness's log: a zip member and a JSON pointer
+        if error.line is None and type(location) is str:
+            sys.stderr.write(f"{path}:{location}: error: {error.message}\n")
+        elif error.line is not None:
             seq = f" (seq {error.seq})" if error.seq is not None else ""
             sys.stderr.write(f"{path}:{error.line}: error: {error.message}{seq}\n")
         else:
@@ -77,10 +90,12 @@ def report_problems(path: str, result: LoadResult) -> None:
 
 
 def load(path: str, *, strict: bool = False) -> LoadResult | None:
-    """Read a session in any format (``.jsonl``, ``.jsonl.zst``, ``.sqlite``/``.db``); print warnings and the fault
-    (``file:line: error: message``). None when the file cannot be used at all."""
+    """Read a session in any format of ``assembler.formats`` (ours in JSONL, ``.jsonl.zst`` or SQLite, or another
+    harness's log, chosen from the content); print warnings and the fault (``file:line: error: message``). None when
+    the file cannot be used at all."""
     try:
-        result = load_any(path, strict=strict, progress=Progress(f"reading {path}"), max_line_bytes=max_line_bytes())
+        result = load_any(path, strict=strict, progress=Progress(f"reading {path}"), max_line_bytes=max_line_bytes(),
+                          key=session_key())
     except OSError as exc:
         error(path, reason_of(exc))
         return None
@@ -92,8 +107,8 @@ def load(path: str, *, strict: bool = False) -> LoadResult | None:
 
 
 class Loaded:
-    """A session already held whole (SQLite) with the ``SessionStream`` interface: ``header``, iteration over its
-    records, ``result`` and ``record_count``."""
+    """A session already held whole (SQLite, another harness's log) with the ``SessionStream`` interface:
+    ``header``, iteration over its records, ``result`` and ``record_count``."""
 
     def __init__(self, result: LoadResult) -> None:
         self.result = result
@@ -105,11 +120,17 @@ class Loaded:
 
 
 def stream(path: str, *, strict: bool = False, pack_deltas: bool = False) -> SessionStream | Loaded | None:
-    """Open a session for one pass over its records, without holding them (``.jsonl``, ``.jsonl.zst``; a SQLite
-    file is loaded whole). Report its problems with ``report_problems(path, s.result)`` after the pass. None (the
+    """Open a session for one pass over its records, without holding them (our ``.jsonl``, ``.jsonl.zst``; any other
+    format is loaded whole). Report its problems with ``report_problems(path, s.result)`` after the pass. None (the
     error printed) when the file cannot be used at all. ``pack_deltas``: for a pass that repacks what it reads, runs
     of delta lines come as rows (``logfile.LogParser``)."""
-    if is_sqlite_path(path):
+    try:
+        fmt = sniff(path)
+    except OSError as exc:
+        error(path, reason_of(exc))
+        return None
+    ours = fmt is not None and fmt.name == "session-jsonl"
+    if not ours or (zstd.is_zstd_path(path) != _compressed(path)):
         result = load(path, strict=strict)
         return None if result is None else Loaded(result)
     try:
@@ -118,3 +139,12 @@ def stream(path: str, *, strict: bool = False, pack_deltas: bool = False) -> Ses
     except OSError as exc:
         error(path, reason_of(exc))
         return None
+
+
+def _compressed(path: str) -> bool:
+    """The file starts with zstd's magic (``sniff`` sees through it)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x28\xb5\x2f\xfd"
+    except OSError:
+        return False

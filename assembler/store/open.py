@@ -1,9 +1,12 @@
-"""Pick a session store by file extension: ``.sqlite``/``.sqlite3``/``.db`` is SQLite, anything else JSONL
-(``.jsonl.zst`` compressed). The one place commands go to load or save a session in any format.
+"""The one place commands go to load or save a session file. Loading reads any format of ``assembler.formats``,
+chosen from the file's content (``store.loader.AnyLoader``); saving picks our format by extension: ``.sqlite``/
+``.sqlite3``/``.db`` is SQLite, anything else JSONL (``.jsonl.zst`` compressed).
 
-Rules: loading gives the same ``LoadResult`` whatever the format (records packed, seq/time rebuilt); saving writes
-storage records as they are (rows stay rows) and atomically (``store.atomic``: a temporary file renamed over the
-target), so a failed or interrupted save never leaves a half-written output, and never writes over an input.
+Rules: loading gives the same ``LoadResult`` whatever the format (our records packed, seq/time rebuilt; another
+harness's log mapped onto our events); a file holding several sessions (an Inspect log) gives the one named by
+``key``, or all of them with ``load_sessions``. Saving writes storage records as they are (rows stay rows) and
+atomically (``store.atomic``: a temporary file renamed over the target), so a failed or interrupted save never leaves
+a half-written output, and never writes over an input.
 """
 
 from __future__ import annotations
@@ -13,36 +16,106 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Any
 
+from ..formats import Format
+from ..interop.base import SessionLog
 from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
 from . import zstd
 from .atomic import atomic_output
-from .jsonl import read_session, write_jsonl
+from .jsonl import write_jsonl
+from .loader import AnyLoader
 from .sqlite import is_sqlite_path, read_sqlite, write_sqlite
 
-__all__ = ["load_any", "save_any", "output_stream", "session_format", "is_sqlite_path"]
+__all__ = ["load_any", "load_sessions", "save_any", "output_stream", "session_format", "sniff", "is_sqlite_path"]
+
+_READ = 256 << 10
 
 
 def session_format(path: str | os.PathLike[str]) -> str:
-    """``'sqlite'``, ``'jsonl.zst'`` or ``'jsonl'``, by extension."""
+    """The format our writers use for an output path: ``'sqlite'``, ``'jsonl.zst'`` or ``'jsonl'``, by extension."""
     p = os.fspath(path)
     if is_sqlite_path(p):
         return "sqlite"
     return "jsonl.zst" if zstd.is_zstd_path(p) else "jsonl"
 
 
-def load_any(path: str | os.PathLike[str], *, strict: bool = False,
-             progress: Callable[[int, int], None] | None = None,
-             max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> LoadResult:
-    """Load a session file of any supported format. Faults inside the log land in ``result.error``.
+def _read(path: str | os.PathLike[str], loader: AnyLoader, progress: Callable[[int, int], None] | None,
+          *, until_known: bool = False) -> None:
+    with open(os.fspath(path), "rb", buffering=0) as raw:
+        total = os.fstat(raw.fileno()).st_size
+        done = 0
+        while True:
+            piece = raw.read(_READ)
+            if not piece:
+                break
+            done += len(piece)
+            loader.feed(piece)
+            if progress is not None:
+                progress(done, total)
+            if loader.needs_path or loader.result.error is not None or (until_known and loader.format is not None):
+                return
+        if progress is not None:
+            progress(total, total)
+
+
+def sniff(path: str | os.PathLike[str]) -> Format | None:
+    """The format of a file as ``formats.detect`` sees it (None: not a known format, or compressed by zstd with
+    the log inside not yet known from its head).
 
     Raises:
-        OSError: a JSONL file cannot be opened.
-        StoreError: a SQLite file is missing, not SQLite, truncated or corrupt, or not a session database.
+        OSError: the file cannot be read.
+    """
+    loader = AnyLoader(os.fspath(path))
+    _read(path, loader, None, until_known=True)
+    if loader.format is None and loader.result.error is None:
+        loader.finish()
+    return loader.format
+
+
+def _loader(path: str | os.PathLike[str], *, strict: bool, progress: Callable[[int, int], None] | None,
+            max_line_bytes: int | None, key: str | None,
+            context: dict[str, Any] | None) -> tuple[AnyLoader, LoadResult]:
+    p = os.fspath(path)
+    loader = AnyLoader(p, strict=strict, max_line_bytes=max_line_bytes, key=key, context=context)
+    _read(p, loader, progress)
+    if loader.needs_path:
+        return loader, read_sqlite(p)
+    result = loader.finish()
+    if loader.format is None and is_sqlite_path(p) and result.error is not None:
+        return loader, read_sqlite(p)  # not SQLite at all: its reader says so, naming the file
+    return loader, result
+
+
+def load_any(path: str | os.PathLike[str], *, strict: bool = False,
+             progress: Callable[[int, int], None] | None = None,
+             max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, key: str | None = None,
+             context: dict[str, Any] | None = None) -> LoadResult:
+    """Load a session file of any format the table knows (for a file holding several sessions, the one named
+    ``key``, else the first). Faults inside the log land in ``result.error``; a file of no known format is such a
+    fault, naming the formats tried.
+
+    Raises:
+        OSError: the file cannot be opened or read.
+        StoreError: a SQLite file is truncated or corrupt, or not a session database.
         SchemaVersionError: a SQLite database with another schema version.
     """
-    if is_sqlite_path(path):
-        return read_sqlite(path)
-    return read_session(path, strict=strict, progress=progress, max_line_bytes=max_line_bytes)
+    return _loader(path, strict=strict, progress=progress, max_line_bytes=max_line_bytes, key=key,
+                   context=context)[1]
+
+
+def load_sessions(path: str | os.PathLike[str], *, strict: bool = False,
+                  progress: Callable[[int, int], None] | None = None,
+                  max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> tuple[Format | None, list[SessionLog]]:
+    """Every session a file holds, with the format read: one for most formats (key ``""``), one per sample and
+    epoch for an Inspect log. A fault that stops the whole file is the one session's ``result.error``.
+
+    Raises:
+        as ``load_any``.
+    """
+    loader, result = _loader(path, strict=strict, progress=progress, max_line_bytes=max_line_bytes, key=None,
+                             context=None)
+    if loader.sessions is not None and (loader.sessions or result.error is None):
+        return loader.format, loader.sessions
+    return loader.format, [SessionLog("", None, result)]
 
 
 def save_any(path: str | os.PathLike[str], header: dict[str, Any], records: Iterable[Any], *,

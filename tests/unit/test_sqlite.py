@@ -196,13 +196,20 @@ def test_a_corrupt_page_raises_store_error_not_a_raw_sqlite_error(tmp_path: Path
         read_sqlite(path)
 
 
-@pytest.mark.parametrize("content", [b'{"type":"session","version":0}\n', b"x" * 500,
-                                     b"SQLite format 2\x00" + b"\0" * 200])
+@pytest.mark.parametrize("content", [b"x" * 500, b"SQLite format 2\x00" + b"\0" * 200])
 def test_a_non_sqlite_file_named_sqlite_raises_store_error(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "fake.sqlite"
     path.write_bytes(content)
     with pytest.raises(StoreError, match="not a SQLite database"):
         load_any(path)
+
+
+def test_the_content_decides_the_format_not_the_name(tmp_path: Path) -> None:
+    """A JSONL session named ``.sqlite`` is read as the JSONL it is (FORMATS §1.1: a name orders guesses only)."""
+    path = tmp_path / "fake.sqlite"
+    path.write_bytes(b'{"type":"session","version":0}\n')
+    result = load_any(path)
+    assert result.ok and result.header == {"type": "session", "version": 0} and result.records == []
 
 
 def test_an_empty_or_missing_file_raises_store_error(tmp_path: Path) -> None:

@@ -1,0 +1,236 @@
+"""One loader for a session file of any format in ``assembler.formats``: bytes in, in any slices, our records out.
+
+Rules: the format is detected from the first bytes (``formats.detect``), never from the name; until it is known the
+bytes wait here. A zstd stream is decompressed in bounded pieces and the log inside is detected the same way. Line
+formats (ours, Claude Code, Codex, Gemini JSONL) parse as the bytes arrive and can be followed; document and zip
+formats (Inspect, Gemini JSON, SWE-agent, mini-swe-agent, OpenHands) are collected whole and read at ``finish``; a
+SQLite database is read by path (``needs_path``: the caller gives the file to ``store.sqlite``). A zero-byte file is
+an empty session; a file of no known format is an error naming the formats tried. Every caller (the command line,
+the server, the page) reads through this class. No file I/O here: the caller reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import SessionFileError
+from ..formats import EMPTY, NEED_MORE, PROBE_BYTES, ZSTD, Format, UnknownFormat, detect, reader_of
+from ..interop.base import LineLoader, SessionLog, SourceError
+from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult, LogLoader
+from .zstd import ZstdDecoder, ZstdStreamError
+
+__all__ = ["AnyLoader", "session_stem", "empty_result"]
+
+
+def session_stem(name: str) -> str:
+    """A file's base name without the suffix the table knows for it (``a.jsonl.zst`` -> ``a``)."""
+    from ..formats import SUFFIXES
+
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    for suffix in sorted(SUFFIXES, key=len, reverse=True):
+        if base.endswith(suffix) and len(base) > len(suffix):
+            return base[: -len(suffix)]
+    return base
+
+
+def empty_result(name: str) -> LoadResult:
+    """The empty session a zero-byte file is (FORMATS §1.1)."""
+    return LoadResult({"type": "session", "version": 0, "id": session_stem(name)}, [])
+
+
+class AnyLoader:
+    """A session file of any known format, fed in slices (``feed``) and closed with ``finish``.
+
+    ``format`` is None until the first bytes decided it. ``result`` is the session read so far (for a file holding
+    several, the one named by ``key``, else the first); ``sessions`` every session of a document or zip format once
+    finished. ``close_tail`` lets a line format's reader close what an idle end leaves open (live follow).
+    ``needs_path``: the file is a SQLite database; read it with ``store.sqlite.read_sqlite``.
+    """
+
+    def __init__(self, name: str, *, strict: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
+                 pack_deltas: bool = False, context: dict[str, Any] | None = None, key: str | None = None) -> None:
+        self.name = name
+        self.strict = strict
+        self.max_line_bytes = max_line_bytes
+        self.pack_deltas = pack_deltas
+        self.context = context
+        self.key = key
+        self.format: Format | None = None
+        self.compressed = False
+        self.needs_path = False
+        self.sessions: list[SessionLog] | None = None
+        self.result = LoadResult()
+        self._head = bytearray()
+        self._next_try = 0  # detect again once this many bytes are held
+        self._zstd: ZstdDecoder | None = None
+        self._inner: Any = None  # LogLoader | LineLoader once a line format is known
+        self._whole: bytearray | None = None  # a document or zip format: every byte, read at finish
+        self._done = False
+
+    @property
+    def live(self) -> bool:
+        """The format grows by appending and can be followed (known once the format is)."""
+        return self.format is not None and self.format.live and not self.compressed
+
+    # -- feeding ------------------------------------------------------------------------------------------------
+
+    def feed(self, data: bytes | bytearray | memoryview) -> int:
+        """Parse the next bytes; returns how many records they completed (the new tail of ``result.records``)."""
+        if self._done or not data or self.result.error is not None:
+            return 0
+        if self._zstd is not None:
+            try:
+                pieces = list(self._zstd.pieces(data))
+            except ZstdStreamError as exc:
+                return self._stop(SessionFileError(exc.message))
+            return sum(self._plain(piece) for piece in pieces)
+        if self.format is not None:
+            return self._known(data)
+        head = self._held(data, complete=False)
+        if head is None:
+            return 0
+        if self._zstd is not None:
+            return self.feed(head)
+        return self._known(head)
+
+    def _plain(self, data: bytes | bytearray | memoryview) -> int:
+        """Decompressed bytes of the log: detected first, as plain bytes are."""
+        if self._done or self.result.error is not None:
+            return 0
+        if self.format is not None:
+            return self._known(data)
+        head = self._held(data, complete=False)
+        return 0 if head is None else self._known(head)
+
+    def _held(self, data: bytes | bytearray | memoryview, *, complete: bool) -> bytes | None:
+        """Add ``data`` to the bytes held for detection; once the format is decided (``_start``), the held bytes to
+        parse. None while undecided (or refused). Detection runs again only when the held bytes have doubled."""
+        self._head += data
+        if not complete and len(self._head) < self._next_try:
+            return None
+        self._next_try = max(PROBE_BYTES, 2 * len(self._head))
+        try:
+            found = detect(self._head, complete=complete)
+        except UnknownFormat as exc:
+            self._stop(SessionFileError(str(exc)))
+            return None
+        if found is NEED_MORE:
+            if complete:
+                self._stop(SessionFileError(str(UnknownFormat("not a complete JSON value"))))
+            elif self.max_line_bytes is not None and len(self._head) > self.max_line_bytes:
+                if b"\n" not in self._head:
+                    self._stop(SessionFileError(f"line is longer than {self.max_line_bytes} bytes", line=1))
+                else:
+                    self._stop(SessionFileError(f"no complete record in the first {self.max_line_bytes} bytes"))
+            return None
+        assert isinstance(found, Format)
+        head, self._head = bytes(self._head), bytearray()
+        self._next_try = 0
+        if found is ZSTD:
+            if self.compressed:
+                self._stop(SessionFileError("a zstd stream inside a zstd stream"))
+                return None
+            self.compressed = True
+            self._zstd = ZstdDecoder(lines=True)
+            return head
+        self._start(found)
+        return head
+
+    def _start(self, fmt: Format) -> None:
+        self.format = fmt
+        if fmt is EMPTY:
+            return
+        if not fmt.session:
+            self._stop(SessionFileError(f"a {fmt.label}, not a session log"))
+        elif fmt.container == "sqlite":
+            self.needs_path = True
+        elif fmt.container == "lines":
+            if fmt.name == "session-jsonl":
+                self._inner = LogLoader(strict=self.strict, max_line_bytes=self.max_line_bytes,
+                                        pack_deltas=self.pack_deltas)
+            else:
+                reader = reader_of(fmt)(self.name, self.context)
+                self._inner = LineLoader(reader, strict=self.strict, max_line_bytes=self.max_line_bytes)
+            self.result = self._inner.result
+        else:
+            self._whole = bytearray()
+
+    def _known(self, data: bytes | bytearray | memoryview) -> int:
+        if self._done or self.result.error is not None or not data:
+            return 0
+        if self._inner is not None:
+            added: int = self._inner.feed(data)
+            self.result = self._inner.result
+            return added
+        if self._whole is not None:
+            self._whole += data
+            if self.max_line_bytes is not None and len(self._whole) > self.max_line_bytes:
+                assert self.format is not None
+                self._stop(SessionFileError(f"{self.format.label} is longer than {self.max_line_bytes} bytes "
+                                            "(--max-line-bytes)"))
+        return 0
+
+    def _stop(self, error: SessionFileError) -> int:
+        self.result.error = error
+        self._done = True
+        self._whole = None
+        return 0
+
+    def close_tail(self) -> int:
+        """Close what the current end of a line format's file leaves open (an idle live file); else nothing."""
+        if type(self._inner) is LineLoader and not self._done:
+            added: int = self._inner.close_tail()
+            return added
+        return 0
+
+    def finish(self) -> LoadResult:
+        """The input is complete: undecided bytes are detected as a whole file, a line format reads its last line,
+        a document or zip format is read now."""
+        if self._done:
+            return self.result
+        if self._zstd is not None:
+            try:
+                self._zstd.finish()
+            except ZstdStreamError as exc:
+                if self._inner is not None:
+                    self.result = self._inner.finish()
+                self._stop(SessionFileError(exc.message))
+                return self.result
+        if self.format is None and self.result.error is None:
+            if not self._head:
+                self._start(EMPTY)
+            else:
+                head = self._held(b"", complete=True)
+                if head is not None:
+                    self._known(head)
+        self._done = True
+        fmt = self.format
+        if self.result.error is not None or fmt is None:
+            return self.result
+        if fmt is EMPTY:
+            self.result = empty_result(self.name)
+        elif self._inner is not None:
+            self.result = self._inner.finish()
+        elif self._whole is not None:
+            self._read_whole(fmt, bytes(self._whole))
+            self._whole = None
+        return self.result
+
+    def _read_whole(self, fmt: Format, data: bytes) -> None:
+        try:
+            sessions: list[SessionLog] = reader_of(fmt)(data, self.name)
+        except SourceError as exc:
+            self.result = LoadResult()
+            self.result.error = exc
+            self.sessions = []
+            return
+        self.sessions = sessions
+        chosen = sessions[0] if sessions else None
+        if self.key is not None:
+            chosen = next((s for s in sessions if s.key == self.key), None)
+            if chosen is None:
+                self.result = LoadResult()
+                keys = ", ".join(s.key for s in sessions[:20]) or "none"
+                self.result.error = SessionFileError(f"no session {self.key!r} in this {fmt.label} (it holds: {keys})")
+                return
+        self.result = chosen.result if chosen is not None else empty_result(self.name)
