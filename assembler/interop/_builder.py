@@ -33,6 +33,7 @@ class LogBuilder:
         self.header: dict[str, Any] = {"type": "session", "version": 0, "id": session_id, "format": fmt}
         self.header.update({k: v for k, v in header.items() if v is not None})
         self.events: list[dict[str, Any]] = []
+        self._dropped = 0  # events handed out and forgotten (``drop``)
         self.turn = 0  # the last turn number used
         self.turn_open = False
         self.step = 0  # the last step number used in the current turn
@@ -47,7 +48,13 @@ class LogBuilder:
 
     @property
     def next_seq(self) -> int:
-        return len(self.events)
+        return self._dropped + len(self.events)
+
+    def drop(self) -> None:
+        """Forget the events handed out so far (a reader that only counts them, as the session list does); seqs go
+        on from where they were."""
+        self._dropped += len(self.events)
+        self.events.clear()
 
     # -- groups ----------------------------------------------------------------------------------------------
 
@@ -87,7 +94,7 @@ class LogBuilder:
 
     def _append(self, etype: str, data: Any, time: int, *, ignorable: bool = False,
                 sources: list[int] | None = None, surface: Any = None) -> int:
-        seq = len(self.events)
+        seq = self._dropped + len(self.events)
         event: dict[str, Any] = {"type": etype, "seq": seq, "time": time if type(time) is int else 0, "data": data}
         if ignorable:
             event["ignorable"] = True

@@ -134,7 +134,7 @@ class LineLoader:
 
     def _settle(self, before: int) -> int:
         result = self.result
-        result.event_count = len(result.records)
+        result.event_count = self.reader.out.next_seq
         result.lines = self.lines
         return len(result.records) - before
 

@@ -23,6 +23,7 @@ from starlette.staticfiles import StaticFiles
 
 from ..history import DEFAULT_MAX_MESSAGES, PageRequestError, check_max_messages, check_page_request
 from ..logfile import DEFAULT_MAX_LINE_BYTES
+from .catalog import FileMeta
 from .confine import open_in_root
 from .csp import CSP, SecurityHeaders, viewer_csp
 from .hosts import HostCheck
@@ -81,17 +82,32 @@ def _lineage(source: Any) -> dict[str, Any]:
     return out
 
 
+def _hidden(meta: FileMeta) -> bool:
+    """A scanned file the list leaves out: a ``.json`` file that is no session log (any JSON document may sit in a
+    served folder) or a file that says it is not one (a sidecar). Other files of no known format are listed as
+    damaged, with the formats tried."""
+    fmt = meta.format
+    if fmt is not None:
+        return not fmt.session
+    return meta.path.name.endswith(".json") and meta.error is not None
+
+
 async def list_sessions(request: Request) -> Response:
     """Every session under the roots, newest activity first (the entry contract: ``listing.py``)."""
     registry: SessionRegistry = request.app.state.registry
     out = []
     for sid, meta in await registry.listing():  # per-file metadata, refreshed in a thread; no records kept
-        try:
-            entry = session_entry(sid, meta.path, facts=meta.facts, event_count=meta.event_count,
-                                  problem=meta.problem, size=meta.size)
-        except OSError:
+        if _hidden(meta):
             continue
-        out.append({**entry, **_lineage(meta)})
+        many = meta.format is not None and meta.format.sessions == "many"
+        for session in meta.sessions:
+            try:
+                entry = session_entry(f"{sid}/{session.key}" if many else sid, meta.path, facts=session.facts,
+                                      event_count=session.event_count, problem=session.problem, size=meta.size,
+                                      fmt=meta.format, label=session.label, header=session.header)
+            except OSError:
+                continue
+            out.append({**entry, **_lineage(session)})
     return json_response({"sessions": sort_entries(out)})
 
 

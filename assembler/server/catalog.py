@@ -1,11 +1,13 @@
 """Per-file metadata for the session list (issue 9 item 14): what a listing needs, never the records.
 
-Rules: ``FileMeta`` reads a session file once in bounded pieces through the log parser and keeps only counts and a
-few values (header, the list's ``SessionFacts``, the subagent label, the first fault); a ``.jsonl`` file that grew
-is read on from where it stopped (the parser carries a partial line), one rewritten in place (``identity``) is read
-again from the start, and a ``.jsonl.zst`` file is read again whole when it changes (a SQLite session too, whole).
-Blocking: call ``refresh_sync`` in a worker thread. The ``Catalog`` holds one ``FileMeta`` per path and forgets
-paths no longer scanned.
+Rules: ``FileMeta`` reads a session file of any format in the table (``store.loader.AnyLoader``: the content decides)
+in bounded pieces and keeps only counts and a few values per session it holds (header, the list's ``SessionFacts``,
+the subagent label, the first fault); the records are dropped as they are counted. A file of a format that grows by
+appending (ours, Claude Code, Codex, Gemini JSONL) that grew is read on from where it stopped (the parser carries a
+partial line); one rewritten in place (``identity``) is read again from the start; a compressed file, a SQLite
+database or a whole-document format (Inspect, SWE-agent, OpenHands, ...) is read again whole when it changes. A file
+holding several sessions (an Inspect log) has one ``SessionMeta`` per session. Blocking: call ``refresh_sync`` in a
+worker thread. The ``Catalog`` holds one ``FileMeta`` per path and forgets paths no longer scanned.
 """
 
 from __future__ import annotations
@@ -16,18 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AssemblerError, SessionFileError
-from ..logfile import DEFAULT_MAX_LINE_BYTES, Fault, Header, LogParser, Record, Skipped
-from ..store import zstd
+from ..formats import Format
+from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
+from ..store.loader import AnyLoader
 from ..store.sqlite import is_sqlite_path
 from .confine import open_in_root
 from .identity import Identity, compare, identity_of
 from .listing import SessionFacts
 
-__all__ = ["FileMeta", "Catalog", "READ_PIECE", "describe_problem"]
+__all__ = ["FileMeta", "SessionMeta", "Catalog", "READ_PIECE", "describe_problem", "appends", "named_database"]
 
 READ_PIECE = 1 << 20
 """Bytes read from a file at a time (a zstd file: compressed bytes)."""
-
 
 
 def describe_problem(error: Exception | None, header: Any) -> str | None:
@@ -38,31 +40,97 @@ def describe_problem(error: Exception | None, header: Any) -> str | None:
         return str(SessionFileError("no session header", line=1))
     return None
 
-class FileMeta:
-    """What the session list shows of one file, kept up to date from its new bytes."""
 
-    def __init__(self, path: Path, root: Path, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
-        self.path = path
-        self.root = root
-        self.max_line_bytes = max_line_bytes
-        self.compressed = zstd.is_zstd_path(path)
-        self.database = is_sqlite_path(path)
-        self._reset()
+def appends(loader: AnyLoader) -> bool:
+    """The file is read on from where it stopped when it grows (a plain line format); otherwise it is read again
+    whole when it changes (compressed, SQLite, a document or zip format, or a format not known yet)."""
+    fmt = loader.format
+    return fmt is not None and fmt.container == "lines" and not loader.compressed
 
-    def _reset(self) -> None:
+
+def named_database(path: Path, loader: AnyLoader) -> bool:
+    """A file named as a database whose content is of no known format: SQLite's reader says what it is instead."""
+    return loader.format is None and loader.result.error is not None and is_sqlite_path(path)
+
+
+class SessionMeta:
+    """What the list shows of one session of a file."""
+
+    def __init__(self, key: str = "", label: str | None = None) -> None:
+        self.key = key
+        self.label = label
         self.header: dict[str, Any] | None = None
         self.facts = SessionFacts()
         self.subagent_label: str | None = None
         self.event_count = 0
         self.error: AssemblerError | None = None
-        self.size = 0
-        self.mtime_ns = 0
-        self._parser = LogParser(max_line_bytes=self.max_line_bytes, pack_deltas=True)  # the facts need no deltas
-        self._identity: Identity | None = None
 
     @property
     def problem(self) -> str | None:
         return describe_problem(self.error, self.header)
+
+    def note(self, records: Iterable[Any]) -> None:
+        for record in records:
+            self.facts.absorb((record,))
+            if type(record) is dict and record.get("type") == "subagent/descriptor":
+                data = record.get("data")
+                if type(data) is dict and type(data.get("label")) is str:
+                    self.subagent_label = data["label"]
+
+    def take(self, result: LoadResult) -> None:
+        """A session read whole: its header, count, fault and facts."""
+        self.header, self.error, self.event_count = result.header, result.error, result.event_count
+        self.note(result.records)
+
+
+class FileMeta:
+    """What the session list shows of one file (one session, or several), kept up to date from its new bytes."""
+
+    def __init__(self, path: Path, root: Path, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+                 context: dict[str, Any] | None = None) -> None:
+        self.path = path
+        self.root = root
+        self.max_line_bytes = max_line_bytes
+        self.context = context
+        self._reset()
+
+    def _reset(self) -> None:
+        self.main = SessionMeta()
+        self.sessions: list[SessionMeta] = [self.main]
+        self.size = 0
+        self.mtime_ns = 0
+        self._loader = AnyLoader(self.path.name, max_line_bytes=self.max_line_bytes, pack_deltas=True,
+                                 context=self.context)
+        self._identity: Identity | None = None
+
+    # The file's only (or first) session, as the listing of a one-session file reads it.
+    @property
+    def header(self) -> dict[str, Any] | None:
+        return self.main.header
+
+    @property
+    def facts(self) -> SessionFacts:
+        return self.main.facts
+
+    @property
+    def subagent_label(self) -> str | None:
+        return self.main.subagent_label
+
+    @property
+    def event_count(self) -> int:
+        return self.main.event_count
+
+    @property
+    def error(self) -> AssemblerError | None:
+        return self.main.error
+
+    @property
+    def problem(self) -> str | None:
+        return self.main.problem
+
+    @property
+    def format(self) -> Format | None:
+        return self._loader.format
 
     def refresh_sync(self) -> None:
         """Read what changed (blocking).
@@ -77,40 +145,45 @@ class FileMeta:
             change = compare(self._identity, fd, st)
             if change == "unchanged":
                 return
-            if change == "rewritten" or self.compressed or self.database:
+            if change == "rewritten" or not appends(self._loader):
                 self._reset()
             self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
-            if self.database:
-                self._read_database()
-                self._identity = identity_of(fd, st.st_size, st)
-                return
+            loader = self._loader
             offset = self._identity.offset if self._identity is not None else 0
-            decoder = zstd.ZstdDecoder(lines=True) if self.compressed else None
-            while True:
+            while loader.result.error is None and not loader.needs_path:
                 piece = os.pread(fd, READ_PIECE, offset)
                 if not piece:
                     break
                 offset += len(piece)
-                if decoder is None:
-                    self._parser.feed(piece)
-                    self._drain()
-                    continue
-                try:
-                    for part in decoder.pieces(piece):  # bounded pieces, each parsed before the next
-                        self._parser.feed(part)
-                        self._drain()
-                except zstd.ZstdStreamError as exc:
-                    self.error = SessionFileError(exc.message)
-                    break
-            if decoder is not None and self.error is None:
-                try:
-                    decoder.finish()
-                except zstd.ZstdStreamError as exc:
-                    self.error = SessionFileError(exc.message)
-            if self.compressed and self.error is None:
-                self._parser.feed_eof()
-                self._drain()
+                loader.feed(piece)
+                self._counted()
+            if loader.needs_path or named_database(self.path, loader):
+                self._read_database()
+            elif not appends(loader):
+                self._finish()
             self._identity = identity_of(fd, offset, st)
+
+    def _counted(self) -> None:
+        """Note the records the loader completed, then forget them."""
+        loader, main = self._loader, self.main
+        result = loader.result
+        main.header, main.error, main.event_count = result.header, result.error, result.event_count
+        main.note(result.records)
+        loader.drop_records()
+
+    def _finish(self) -> None:
+        """A file read whole: every session it holds."""
+        loader = self._loader
+        result = loader.finish()
+        if loader.sessions:
+            self.sessions = []
+            for log in loader.sessions:
+                meta = SessionMeta(log.key, log.label)
+                meta.take(log.result)
+                self.sessions.append(meta)
+            self.main = self.sessions[0]
+            return
+        self.main.take(result)
 
     def _read_database(self) -> None:
         from ..store.sqlite import StoreError, read_sqlite
@@ -118,32 +191,9 @@ class FileMeta:
         try:
             result = read_sqlite(self.path)
         except StoreError as exc:
-            self.error = SessionFileError(str(exc))
+            self.main.error = SessionFileError(str(exc))
             return
-        self.header, self.error, self.event_count = result.header, result.error, result.event_count
-        for record in result.records:
-            self._note(record)
-
-    def _drain(self) -> None:
-        parser = self._parser
-        while True:
-            event = parser.next_event()
-            if type(event) is Record:
-                self.event_count += event.members
-                self._note(event.value)
-            elif type(event) is Header:
-                self.header = event.value
-            elif type(event) is Fault:
-                self.error = event.error
-            elif type(event) is not Skipped:  # NEED_DATA or END
-                return
-
-    def _note(self, record: Any) -> None:
-        self.facts.absorb((record,))
-        if type(record) is dict and record.get("type") == "subagent/descriptor":
-            data = record.get("data")
-            if type(data) is dict and type(data.get("label")) is str:
-                self.subagent_label = data["label"]
+        self.main.take(result)
 
 
 class Catalog:
@@ -153,12 +203,16 @@ class Catalog:
         self.max_line_bytes = max_line_bytes
         self._files: dict[Path, FileMeta] = {}
 
-    def meta(self, path: Path, root: Path) -> FileMeta:
+    def meta(self, path: Path, root: Path, context: dict[str, Any] | None = None) -> FileMeta:
         """The (possibly not yet refreshed) metadata of ``path``."""
         meta = self._files.get(path)
-        if meta is None or meta.root != root:
-            meta = self._files[path] = FileMeta(path, root, self.max_line_bytes)
+        if meta is None or meta.root != root or meta.context != context:
+            meta = self._files[path] = FileMeta(path, root, self.max_line_bytes, context)
         return meta
+
+    def known(self, path: Path) -> FileMeta | None:
+        """The metadata of ``path`` if the list has read it."""
+        return self._files.get(path)
 
     def keep_only(self, paths: Iterable[Path]) -> None:
         """Forget every path not in ``paths`` (files gone since the last scan)."""

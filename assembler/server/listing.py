@@ -24,6 +24,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..formats import Format
+
 __all__ = [
     "LIVE_WINDOW_S",
     "REAL_TIME_MIN_MS",
@@ -39,6 +41,7 @@ REAL_TIME_MIN_MS = 946_684_800_000
 """Event times before 2000-01-01 are not wall-clock times (a rebuilt counter): they never date a session."""
 
 _TITLE_CHARS = 120
+_USAGE = frozenset({"inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens"})
 _INTERRUPTED = frozenset({"interrupted", "aborted"})
 
 
@@ -63,9 +66,10 @@ class SessionFacts:
     """What the list says about a session, gathered record by record (scalar events; of a packed chunk row only
     its last member's time counts: it carries none of the other facts)."""
 
-    __slots__ = ("title", "first_user_text", "model", "turns", "open_turn", "last_end", "last_real_time")
+    __slots__ = ("title", "first_user_text", "model", "turns", "open_turn", "last_end", "last_real_time", "usage")
 
     def __init__(self) -> None:
+        self.usage: dict[str, int] = {}  # TokenUsage summed over the usage chunks the log records
         self.title: str | None = None
         self.first_user_text: str | None = None
         self.model: str | None = None
@@ -112,9 +116,22 @@ class SessionFacts:
                     self.model = model
             elif kind == "assistant/message" and self.model is None:
                 provenance = data.get("provenance")
+                message = data.get("message")
+                if type(provenance) is not dict and type(message) is dict:
+                    provenance = message.get("source")  # the current payload generation
                 model = provenance.get("model") if type(provenance) is dict else None
                 if type(model) is str and model:
                     self.model = model
+            elif kind == "request/context" and self.model is None:
+                model = data.get("model")
+                if type(model) is str and model:
+                    self.model = model
+            elif kind == "assistant/chunk":
+                chunk = data.get("chunk")
+                if type(chunk) is dict and chunk.get("type") == "usage" and type(chunk.get("usage")) is dict:
+                    for name, value in chunk["usage"].items():
+                        if name in _USAGE and type(value) is int and value >= 0:
+                            self.usage[name] = self.usage.get(name, 0) + value
 
     def status(self, *, damaged: bool, mtime_s: float, now_s: float) -> str:
         if damaged:
@@ -127,7 +144,8 @@ class SessionFacts:
 
 
 def session_entry(sid: str, path: Path, *, facts: SessionFacts, event_count: int, problem: str | None,
-                  size: int, now_s: float | None = None) -> dict[str, Any]:
+                  size: int, now_s: float | None = None, fmt: Format | None = None, label: str | None = None,
+                  header: dict[str, Any] | None = None) -> dict[str, Any]:
     """One entry of the list (see the module doc).
 
     Raises:
@@ -138,9 +156,28 @@ def session_entry(sid: str, path: Path, *, facts: SessionFacts, event_count: int
         last, source = facts.last_real_time, "events"
     else:
         last, source = int(st.st_mtime * 1000), "mtime"
+    head = header if type(header) is dict else {}
+    extra: dict[str, Any] = {}
+    if fmt is not None and fmt.harness:
+        extra["format"], extra["harness"] = fmt.name, fmt.harness
+    cwd = head.get("cwd")
+    if type(cwd) is str and cwd:
+        extra["cwd"] = cwd
+    if head.get("warmup") is True:
+        extra["warmup"] = True
+    if facts.usage:
+        extra["usage"] = dict(facts.usage)
+    return {
+        **_entry(sid, facts, label, path, last, source, event_count, problem, size, st.st_mtime, now_s),
+        **extra,
+    }
+
+
+def _entry(sid: str, facts: SessionFacts, label: str | None, path: Path, last: int, source: str, event_count: int,
+           problem: str | None, size: int, mtime_s: float, now_s: float | None) -> dict[str, Any]:
     return {
         "id": sid,
-        "title": facts.title or facts.first_user_text,
+        "title": facts.title or label or facts.first_user_text,
         "file": path.name,
         "path": str(path),
         "lastActivity": last,
@@ -148,7 +185,7 @@ def session_entry(sid: str, path: Path, *, facts: SessionFacts, event_count: int
         "eventCount": event_count,
         "turnCount": facts.turns,
         "model": facts.model,
-        "status": facts.status(damaged=problem is not None, mtime_s=st.st_mtime,
+        "status": facts.status(damaged=problem is not None, mtime_s=mtime_s,
                                now_s=time.time() if now_s is None else now_s),
         "error": problem,
         "bytes": size,

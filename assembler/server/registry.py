@@ -15,14 +15,17 @@ once per ``RESCAN_INTERVAL`` seconds (a request waits for the next one), shared 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from starlette.exceptions import HTTPException
 
+from ..formats import SUFFIXES
 from ..logfile import DEFAULT_MAX_LINE_BYTES
 from .catalog import Catalog, FileMeta
 from .source import SessionSource
@@ -39,7 +42,26 @@ RESCAN_INTERVAL = 1.0
 DEFAULT_CACHE_BYTES = 64 << 20
 """File bytes of parsed sessions kept for pages (``serve --cache MB``)."""
 
-_SUFFIXES = (".jsonl.zst", ".jsonl", ".sqlite", ".sqlite3", ".db")
+_SUFFIXES = tuple(sorted(SUFFIXES, key=len, reverse=True))  # the table's suffixes, longest first
+_SIDECAR = ".meta.json"  # a Claude Code subagent's description: given to its session's reader, never listed
+
+
+def context_of(path: Path) -> dict[str, Any] | None:
+    """What a reader knows from beside ``path``: a Claude Code subagent's ``agent-X.meta.json`` (its description),
+    and the parent session id a ``<session>/subagents/agent-X.jsonl`` belongs to."""
+    context: dict[str, Any] = {}
+    if path.name.endswith(".jsonl"):
+        sidecar = path.with_name(path.name[: -len(".jsonl")] + _SIDECAR)
+        try:
+            if sidecar.is_file() and sidecar.stat().st_size <= 1 << 20:
+                value = json.loads(sidecar.read_bytes())
+                if type(value) is dict:
+                    context["agentMeta"] = value
+        except (OSError, ValueError):
+            pass
+        if path.parent.name == "subagents":
+            context["parentSession"] = path.parent.parent.name
+    return context or None
 
 
 def session_id_is_safe(session_id: str) -> bool:
@@ -57,8 +79,16 @@ def _strip_suffix(name: str) -> str:
     return name
 
 
+_RANK = (".jsonl", ".jsonl.zst", ".sqlite", ".sqlite3", ".db")
+
+
 def _suffix_rank(name: str) -> int:
-    return next((i for i, suffix in enumerate(_SUFFIXES[1:] + _SUFFIXES[:1]) if name.endswith(suffix)), 9)
+    return next((i for i, suffix in enumerate(_RANK) if name.endswith(suffix)), len(_RANK))
+
+
+def _candidate(name: str) -> bool:
+    """A file name a scan looks at: a suffix of the table's, not a sidecar (its content decides the rest)."""
+    return name.endswith(_SUFFIXES) and not name.endswith(_SIDECAR)
 
 
 class SessionRegistry:
@@ -88,7 +118,7 @@ class SessionRegistry:
             labels.add(label)
             self.roots.append((label, path))
         self.poll_interval = poll_interval
-        self.sources: OrderedDict[Path, SessionSource] = OrderedDict()  # least recently used first
+        self.sources: OrderedDict[tuple[Path, str | None], SessionSource] = OrderedDict()  # least recently used first
         self._ids: dict[str, Path] = {}
         self._root_of: dict[Path, Path] = {}  # scanned file -> the root it was found under (checked at each open)
         self.scan()
@@ -100,14 +130,14 @@ class SessionRegistry:
         prefix = len(self.roots) > 1 or any(root.is_file() for _, root in self.roots)
         for label, root in self.roots:
             if root.is_file():
-                if root.name.endswith(_SUFFIXES):
+                if _candidate(root.name):
                     ids[label] = root
                     root_of[root] = root
                 continue
             for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
                 dirnames.sort()
                 for name in sorted(filenames, key=lambda n: (_strip_suffix(n), _suffix_rank(n), n)):
-                    if not name.endswith(_SUFFIXES):
+                    if not _candidate(name):
                         continue
                     path = Path(dirpath) / name
                     resolved = path.resolve()
@@ -147,10 +177,11 @@ class SessionRegistry:
         Raises:
             HTTPException: 404 when the id is unsafe or unknown.
         """
-        path = self._known(session_id)
-        if path is None:
-            path = (await self.rescan()).get(session_id)
-        return self._found(session_id, path)
+        found = self._known(session_id)
+        if found is None:
+            await self.rescan()
+            found = self._resolve(session_id)
+        return self._found(session_id, found)
 
     def lookup(self, session_id: str) -> SessionSource:
         """``find`` for a caller off the request path (start-up, tests): an unknown id rescans here, at once.
@@ -158,28 +189,44 @@ class SessionRegistry:
         Raises:
             HTTPException: 404 when the id is unsafe or unknown.
         """
-        path = self._known(session_id)
-        if path is None:
-            path = self.scan().get(session_id)
-        return self._found(session_id, path)
+        found = self._known(session_id)
+        if found is None:
+            self.scan()
+            found = self._resolve(session_id)
+        return self._found(session_id, found)
 
-    def _known(self, session_id: str) -> Path | None:
-        """The path of a listed id (None when not listed); an unsafe id is a 404 at once."""
+    def _known(self, session_id: str) -> tuple[Path, str | None] | None:
+        """The path (and session key) of a listed id (None when not listed); an unsafe id is a 404 at once."""
         if not session_id_is_safe(session_id):
             raise HTTPException(404, f"unknown session {session_id!r}")
-        return self._ids.get(session_id)
+        return self._resolve(session_id)
 
-    def _found(self, session_id: str, path: Path | None) -> SessionSource:
-        if path is None or not path.is_file():
+    def _resolve(self, session_id: str) -> tuple[Path, str | None] | None:
+        """A file's id, or ``FILE_ID/KEY`` naming one session of a file holding several (an Inspect log)."""
+        path = self._ids.get(session_id)
+        if path is not None:
+            return path, None
+        file_id, _, key = session_id.rpartition("/")
+        path = self._ids.get(file_id)
+        if path is None or not key:
+            return None
+        meta = self.catalog.known(path)
+        if meta is not None and meta.format is not None and meta.format.sessions != "many":
+            return None
+        return path, key
+
+    def _found(self, session_id: str, found: tuple[Path, str | None] | None) -> SessionSource:
+        if found is None or not found[0].is_file():
             raise HTTPException(404, f"unknown session {session_id!r}")
-        return self._source(path)
+        return self._source(*found)
 
-    def _source(self, path: Path) -> SessionSource:
-        source = self.sources.get(path)
+    def _source(self, path: Path, key: str | None = None) -> SessionSource:
+        source = self.sources.get((path, key))
         if source is None:
-            source = self.sources[path] = SessionSource(path, self.poll_interval, root=self._root_of[path],
-                                                         max_line_bytes=self.max_line_bytes)
-        self.sources.move_to_end(path)
+            source = self.sources[(path, key)] = SessionSource(
+                path, self.poll_interval, root=self._root_of[path], max_line_bytes=self.max_line_bytes, key=key,
+                context=context_of(path))
+        self.sources.move_to_end((path, key))
         return source
 
     def trim(self) -> None:
@@ -201,7 +248,7 @@ class SessionRegistry:
         def refresh() -> list[tuple[str, FileMeta]]:
             out = []
             for sid, path in ids.items():
-                meta = self.catalog.meta(path, self._root_of[path])
+                meta = self.catalog.meta(path, self._root_of[path], context_of(path))
                 try:
                     meta.refresh_sync()
                 except OSError:

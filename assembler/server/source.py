@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -23,13 +24,12 @@ from starlette.concurrency import run_in_threadpool
 
 from ..chunk_rows import expand_records, is_storage_row
 from ..errors import AssemblerError, SessionFileError
+from ..formats import Format
 from ..history import MessageIndex
-from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult, LogLoader
+from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
 from ..records import StorageRecord, encode
-from ..store import zstd
-from ..store.jsonl import read_stream
-from ..store.sqlite import is_sqlite_path
-from .catalog import READ_PIECE, describe_problem
+from ..store.loader import AnyLoader
+from .catalog import READ_PIECE, appends, describe_problem, named_database
 from .confine import open_in_root
 from .identity import Identity, compare, identity_of
 from .listing import SessionFacts
@@ -43,6 +43,9 @@ __all__ = [
 log = logging.getLogger("assembler.server")  # one logger for the whole server package
 
 _MAX_FOLLOWER_BUFFER = 32 << 20
+TAIL_IDLE_S = 10.0
+"""An append-only log of another harness not written for this long has its newest response closed (Claude Code
+writes a response block by block and never marks its end; ``close_tail``)."""
 
 
 class Follower:
@@ -84,20 +87,24 @@ def event_frames(events: Iterable[dict[str, Any]]) -> bytes:
 
 
 class SessionSource:
-    """A session file and what has been parsed of it so far: header, message index, the first fault.
+    """A session file (or one session of a file holding several: ``key``) and what has been parsed of it so far:
+    header, message index, the first fault.
 
-    ``refresh`` reads only the bytes appended since the last call (a partial last line waits for its newline);
-    a replaced or truncated file is re-read from the start and its followers are closed. Mutations happen under
-    ``lock``; new records are fanned out to the followers in ``subscribers`` as scalar event frames.
+    ``refresh`` reads only the bytes appended since the last call (a partial last line waits for its newline) when
+    the format grows by appending; a replaced or truncated file, or a file of another format that changed, is
+    re-read from the start and its followers are closed. ``close_tail`` closes what an idle end of another
+    harness's log leaves open (its newest response). Mutations happen under ``lock``; new records are fanned out to
+    the followers in ``subscribers`` as scalar event frames.
     """
 
     def __init__(self, path: Path, poll_interval: float = 0.2, *, root: Path | None = None,
-                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, key: str | None = None,
+                 context: dict[str, Any] | None = None) -> None:
         self.max_line_bytes = max_line_bytes
         self.path = path
         self.root = path if root is None else root  # every open is checked against it (``confine``)
-        self.compressed = zstd.is_zstd_path(path)
-        self.database = is_sqlite_path(path)  # a SQLite session: re-read whole when it changes, like .jsonl.zst
+        self.key = key
+        self.context = context
         self.poll_interval = poll_interval
         self.lock = asyncio.Lock()
         self.subscribers: set[Follower] = set()
@@ -115,9 +122,29 @@ class SessionSource:
         self.facts = SessionFacts()  # what the session list says about it (listing.py)
         # Runs of delta lines come as rows (pages repack anyway, followers get rows expanded): an unpacked log is
         # held as one row per block.
-        self._loader = LogLoader(max_line_bytes=self.max_line_bytes, pack_deltas=True)
+        self._loader = AnyLoader(self.path.name, max_line_bytes=self.max_line_bytes, pack_deltas=True,
+                                 context=self.context, key=self.key)
         self._offset = 0
         self._identity: Identity | None = None
+        self._tail_closed = False
+        self._seen = 0  # records of the loader's result already taken into the index
+
+    @property
+    def compressed(self) -> bool:
+        return self._loader.compressed
+
+    @property
+    def database(self) -> bool:
+        return self._loader.needs_path
+
+    @property
+    def format(self) -> Format | None:
+        return self._loader.format
+
+    @property
+    def followable(self) -> bool:
+        """New records can arrive while followed: a plain line format (its growth is read on)."""
+        return appends(self._loader) or self._loader.format is None
 
     @property
     def bytes_read(self) -> int:
@@ -138,24 +165,14 @@ class SessionSource:
             change = compare(self._identity, fd)
             if change == "unchanged":
                 return [], False
-            whole = self.compressed or self.database
+            whole = self._identity is not None and not appends(self._loader)
             reset = self._identity is not None and (change == "rewritten" or whole)
             if change == "rewritten" or whole:
                 self._reset()
-            if whole:
-                if self.database:
-                    result = _read_database(self.path)
-                else:
-                    result = read_stream(stream, source=str(self.path), compressed=True,
-                                         max_line_bytes=self.max_line_bytes, pack_deltas=True)
-                self._absorb(result.records)
-                self.header, self.error, self.warnings = result.header, result.error, result.warnings
-                self._offset = os.fstat(fd).st_size
-                self._identity = identity_of(fd, self._offset)
-                return [], reset
             new: list[StorageRecord] = []
             offset = self._offset
-            while True:
+            loader = self._loader
+            while loader.result.error is None and not loader.needs_path:
                 piece = os.pread(fd, READ_PIECE, offset)
                 if not piece:
                     break
@@ -163,14 +180,40 @@ class SessionSource:
                 new += self._feed(piece)
             self._offset = offset
             self._identity = identity_of(fd, offset)
+            database = loader.needs_path or named_database(self.path, loader)
+            if database or not appends(loader):
+                before = loader.result
+                result = _read_database(self.path) if database else loader.finish()
+                # A compressed log parsed as it was decompressed: only its tail is new here.
+                self._absorb(result.records[self._seen:] if result is before else result.records)
+                self.header, self.error, self.warnings = result.header, result.error, result.warnings
+                return [], reset
         return new, reset
+
+    def _idle(self) -> bool:
+        """The file has not changed for ``TAIL_IDLE_S`` seconds (by its mtime)."""
+        identity = self._identity
+        return identity is not None and time.time() - identity.mtime_ns / 1e9 >= TAIL_IDLE_S
+
+    def close_tail_sync(self) -> list[StorageRecord]:
+        """Close what the end of an idle line-format file leaves open (another harness's newest response): the
+        records that adds. Once per idle spell: new bytes open it again."""
+        if self._tail_closed or not appends(self._loader):
+            return []
+        self._tail_closed = True
+        added = self._loader.close_tail()
+        return self._taken(added)
 
     def _feed(self, data: bytes) -> list[StorageRecord]:
         """Parse new bytes (the parser carries a partial last line until its newline arrives)."""
         if self._loader.result.error is not None:
             return []
-        added = self._loader.feed(data)
+        self._tail_closed = False
+        return self._taken(self._loader.feed(data))
+
+    def _taken(self, added: int) -> list[StorageRecord]:
         result = self._loader.result
+        self._seen = len(result.records)
         self.header = result.header
         self.error = result.error
         self.warnings = result.warnings
@@ -214,6 +257,8 @@ class SessionSource:
                 follower.close()
             self.subscribers.clear()
             return
+        if not new and self._idle():
+            new = await run_in_threadpool(self.close_tail_sync)
         if new and self.subscribers:
             chunk = await run_in_threadpool(event_frames, expand_records(new))
             for follower in self.subscribers:
@@ -246,7 +291,7 @@ class SessionSource:
         async with self.lock:
             await self._update_locked()
             frame = await self._snapshot_frame(max_messages)
-            if not (self.compressed or self.database):
+            if self.followable:
                 self.subscribers.add(follower)
                 if self.watcher is None or self.watcher.done():
                     self.watcher = asyncio.get_running_loop().create_task(self._watch(), name=f"watch {self.path}")

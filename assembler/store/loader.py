@@ -176,6 +176,14 @@ class AnyLoader:
         self._whole = None
         return 0
 
+    def drop_records(self) -> None:
+        """Forget the records read so far (a reader that only counts them, as the session list does); the parse
+        goes on from where it was, counts included."""
+        if type(self._inner) is LineLoader:
+            self._inner.reader.out.drop()
+        else:
+            self.result.records.clear()
+
     def close_tail(self) -> int:
         """Close what the current end of a line format's file leaves open (an idle live file); else nothing."""
         if type(self._inner) is LineLoader and not self._done:

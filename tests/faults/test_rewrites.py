@@ -150,7 +150,7 @@ def test_parsed_sessions_are_an_lru_cache_bounded_in_bytes(tmp_path: Path) -> No
     client = TestClient(app, base_url=LOCAL)
     for i in (0, 1, 2, 3, 2):
         assert client.get(f"/api/sessions/s{i}/page").status_code == 200
-    cached = [p.name for p in app.state.registry.sources]
+    cached = [p.name for p, _ in app.state.registry.sources]
     assert cached == ["s3.jsonl", "s2.jsonl"]  # least recently used first; s0 and s1 evicted
 
 
