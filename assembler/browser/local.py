@@ -1,16 +1,18 @@
-"""Local session files (``.jsonl``, ``.jsonl.zst``, ``.sqlite``/``.sqlite3``/``.db``) read in slices, so the worker
-can report progress on a big file.
+"""Local session files of any format in ``assembler.formats`` (ours in JSONL, ``.jsonl.zst`` or SQLite; Claude Code,
+Codex, Inspect, Gemini CLI, SWE-agent, mini-swe-agent, OpenHands) read in slices, so the worker can report progress
+on a big file.
 
-Rules: slices are fed in order to the log parser, which carries a line split across slices; storage rows stay rows
-(decoded once into their Structs, renamed to wire rows later, never expanded). The parse stops at the first fault and
-keeps everything before it.
-Rows are repacked as the slices arrive (``chunk_rows.repack_records`` over the records that can still change): a log
-written one delta per line is held as one row per block, not one dict per event, so opening a big unpacked log
-stays small (issue 11 item 4); the records are the canonical packing of the file's events (packed = scalar).
-Zstd decompresses incrementally (``store.zstd.ZstdDecoder``): a damaged stream is an error that keeps what came
-before it. A SQLite database cannot be parsed in slices: its bytes are collected and, at ``finish``, read by the
-same ``store.sqlite.read_sqlite`` as the CLI from a private temporary file (Pyodide's in-memory file system in the
-browser), removed right after; a file that is not a session database is an error naming the file. Bytes come in.
+Rules: slices go in order to ``store.loader.AnyLoader``, which detects the format from the first bytes and carries a
+line split across slices; storage rows stay rows (decoded once into their Structs, renamed to wire rows later, never
+expanded). The parse stops at the first fault and keeps everything before it. Rows of our own logs are repacked as
+the slices arrive (``chunk_rows.repack_records`` over the records that can still change): a log written one delta
+per line is held as one row per block, not one dict per event, so opening a big unpacked log stays small (issue 11
+item 4); the records are the canonical packing of the file's events (packed = scalar). Zstd decompresses
+incrementally: a damaged stream is an error that keeps what came before it. A SQLite database cannot be parsed in
+slices: its bytes are collected and, at ``finish``, read by the same ``store.sqlite.read_sqlite`` as the CLI from a
+private temporary file (Pyodide's in-memory file system in the browser), removed right after; a file that is not a
+session database is an error naming the file. A file holding several sessions (an Inspect log) shows the one named
+by ``key`` (the first by default) and lists them all in its outcome. Bytes come in.
 """
 
 from __future__ import annotations
@@ -21,16 +23,13 @@ import time
 from typing import Any
 
 from ..chunk_rows import MIN_RUN, repack_records
-from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult, LogLoader
-from ..store.zstd import ZstdDecoder, ZstdStreamError
+from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
+from ..store.loader import AnyLoader
 from .updates import elapsed_ms
 
 __all__ = [
     "FileLoad",
 ]
-
-def _is_sqlite_name(name: str) -> bool:
-    return name.lower().endswith((".sqlite", ".sqlite3", ".db"))
 
 
 class FileLoad:
@@ -39,20 +38,28 @@ class FileLoad:
     The parse stops at the first fault and keeps everything before it (``LoadResult.error`` names the line).
     """
 
-    def __init__(self, name: str = "", size: int = 0) -> None:
+    def __init__(self, name: str = "", size: int = 0, key: str | None = None) -> None:
         self.name = name
         self.size = size
-        self.loader = LogLoader(max_line_bytes=DEFAULT_MAX_LINE_BYTES, pack_deltas=True)  # repacked below anyway
-        self.zstd = ZstdDecoder(lines=True) if name.endswith(".zst") else None
-        self.sqlite: bytearray | None = bytearray() if _is_sqlite_name(name) else None
+        self.key = key
+        self.loader = AnyLoader(name or "session.jsonl", max_line_bytes=DEFAULT_MAX_LINE_BYTES, pack_deltas=True,
+                                key=key)  # our rows are repacked below anyway
         self.bytes_read = 0
         self.failure: str | None = None
         self.parse_ms = 0.0  # time spent in feed and finish (decompression, parsing and repacking)
         self.settled = 0  # records before this index are final: no later record can join them
 
+    @property
+    def ours(self) -> bool:
+        fmt = self.loader.format
+        return fmt is not None and fmt.name == "session-jsonl"
+
     def _repack(self, final: bool = False) -> None:
         """Repack the records that can still change. In a canonical packing only the last run (one row, or fewer
-        than ``MIN_RUN`` events) can be continued by later records, so the final prefix grows as we go."""
+        than ``MIN_RUN`` events) can be continued by later records, so the final prefix grows as we go. Only our
+        own logs hold deltas; another harness's log never does."""
+        if not self.ours:
+            return
         records = self.loader.result.records
         start = self.settled
         if len(records) - start < MIN_RUN and not final:
@@ -64,19 +71,7 @@ class FileLoad:
         """Parse one more slice of the file's bytes."""
         t0 = time.perf_counter()
         self.bytes_read += len(data)
-        if self.failure is not None:
-            return
-        if self.sqlite is not None:
-            self.sqlite += data
-        elif self.zstd is not None:
-            try:
-                for chunk in self.zstd.pieces(data):  # bounded pieces, each parsed before the next
-                    self.loader.feed(chunk)
-            except ZstdStreamError as exc:  # everything before the damage was parsed already
-                self.failure = str(exc)
-                return
-        else:
-            self.loader.feed(data)
+        self.loader.feed(data)  # a SQLite database is collected there (``database_bytes``)
         self._repack()
         self.parse_ms += elapsed_ms(t0)
 
@@ -89,18 +84,13 @@ class FileLoad:
             self.parse_ms += elapsed_ms(t0)
 
     def _finish(self) -> LoadResult:
-        if self.sqlite is not None:
-            return self._finish_sqlite(self.sqlite)
-        if self.zstd is not None and self.failure is None:
-            try:
-                self.zstd.finish()
-            except ZstdStreamError as exc:
-                self.failure = str(exc)
-        result = self.loader.finish()
+        if self.loader.needs_path:
+            return self._finish_sqlite(self.loader.database_bytes())
+        self.loader.finish()
         self._repack(final=True)
-        return result
+        return self.loader.result
 
-    def _finish_sqlite(self, data: bytearray) -> LoadResult:
+    def _finish_sqlite(self, data: bytes) -> LoadResult:
         from ..store.sqlite import StoreError, read_sqlite  # sqlite3 is imported only when a database is opened
 
         fd, path = tempfile.mkstemp(suffix=".sqlite", prefix="session-")
@@ -113,7 +103,6 @@ class FileLoad:
             result = LoadResult()
         finally:
             os.unlink(path)
-        self.sqlite = bytearray()
         self.loader.result = result
         return result
 
@@ -126,12 +115,20 @@ class FileLoad:
     def outcome(self, result: LoadResult) -> dict[str, Any]:
         """What the finished load reports beside the page: ``file`` (name and counts), ``warnings`` (skipped torn
         lines) and ``error`` (None, a decompression failure, or the faulty line's ``{message, line, seq, text}``)."""
+        fmt = self.loader.format
         value: dict[str, Any] = {
             "file": {"name": self.name, "bytes": self.bytes_read, "lines": result.lines,
-                     "events": result.event_count, "records": len(result.records)},
+                     "events": result.event_count, "records": len(result.records),
+                     "format": None if fmt is None else fmt.name, "harness": None if fmt is None else fmt.harness},
             "warnings": list(result.warnings),
             "error": None,
         }
+        sessions = self.loader.sessions
+        if sessions is not None and len(sessions) > 1:
+            value["sessions"] = [{"key": s.key, "label": s.label, "events": s.result.event_count,
+                                  "error": None if s.result.error is None else str(s.result.error)}
+                                 for s in sessions]
+            value["session"] = self.key if self.key is not None else sessions[0].key
         if self.failure is not None:
             value["error"] = {"where": "file", "message": self.failure, "line": None, "seq": None}
         elif result.error is not None:

@@ -342,10 +342,11 @@ class Viewer(ViewsMixin, ReplayMixin):
 
     # -- entry points: local files ------------------------------------------------------------------------------
 
-    def file_begin(self, name: str, size: int = 0) -> None:
-        """Start reading a local file (``.jsonl`` or ``.jsonl.zst``); the window is cleared."""
+    def file_begin(self, name: str, size: int = 0, key: str | None = None) -> None:
+        """Start reading a local file of any format the table knows (``key``: which session of a file holding
+        several; the first by default); the window is cleared."""
         self.reset()
-        self.file = FileLoad(str(name), int(size))
+        self.file = FileLoad(str(name), int(size), None if key is None else str(key))
 
     def file_feed(self, data: Any) -> bytes:
         """Parse the next slice of the file; returns progress ``{bytes, size, lines, events, records, error}``."""

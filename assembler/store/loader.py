@@ -144,6 +144,7 @@ class AnyLoader:
             self._stop(SessionFileError(f"a {fmt.label}, not a session log"))
         elif fmt.container == "sqlite":
             self.needs_path = True
+            self._whole = bytearray()  # the bytes fed so far, for a caller that has no path (``database_bytes``)
         elif fmt.container == "lines":
             if fmt.name == "session-jsonl":
                 self._inner = LogLoader(strict=self.strict, max_line_bytes=self.max_line_bytes,
@@ -175,6 +176,10 @@ class AnyLoader:
         self._done = True
         self._whole = None
         return 0
+
+    def database_bytes(self) -> bytes:
+        """A SQLite database's bytes as fed (all of them once the caller fed the whole file)."""
+        return bytes(self._whole or b"") if self.needs_path else b""
 
     def drop_records(self) -> None:
         """Forget the records read so far (a reader that only counts them, as the session list does); the parse
@@ -219,7 +224,7 @@ class AnyLoader:
             self.result = empty_result(self.name)
         elif self._inner is not None:
             self.result = self._inner.finish()
-        elif self._whole is not None:
+        elif self._whole is not None and not self.needs_path:
             self._read_whole(fmt, bytes(self._whole))
             self._whole = None
         return self.result

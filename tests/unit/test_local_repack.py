@@ -74,10 +74,20 @@ def test_a_database_written_by_convert_opens_like_its_log(tmp_path: Path, name: 
     assert update["file"]["events"] == expected["file"]["events"] and update["header"] == expected["header"]
 
 
-def test_a_file_that_is_not_a_database_is_an_error_naming_it() -> None:
+def test_a_file_of_no_known_format_is_an_error_naming_the_formats_tried() -> None:
+    viewer = Viewer()
+    viewer.file_begin("notes.sqlite", 20)
+    viewer.file_feed(b"SQLite format 2\x00 not a database")
+    update = json.loads(viewer.file_finish(True))
+    assert update["error"]["where"] == "file" and "not a known session log" in update["error"]["message"]
+    assert "Transcript Assembler session (SQLite)" in update["error"]["message"]
+    assert update["nodes"] == []
+
+
+def test_the_content_decides_the_format_not_the_name() -> None:
     viewer = Viewer()
     viewer.file_begin("notes.sqlite", 20)
     viewer.file_feed(b'{"type":"session"}\n')
     update = json.loads(viewer.file_finish(True))
-    assert update["error"]["where"] == "file" and "notes.sqlite" in update["error"]["message"]
-    assert update["nodes"] == []
+    assert update["error"] is None and update["header"] == {"type": "session"}
+    assert update["file"]["format"] == "session-jsonl"
