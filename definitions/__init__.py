@@ -16,6 +16,7 @@ from .command import Command
 from .fallback import Fallback
 from .input_message import InboxNextStep, InputMessage
 from .notices import Compaction, RetryNotice, TurnNotice
+from .records import RecordNotice, SourceRecord
 from .tool import Tool
 from .trajectory_assistant import TrajectoryAssistant, TrajectoryTurnEnd
 from .turn_tail import TurnTail
@@ -37,6 +38,8 @@ __all__ = [
     "HookBlock",
     "Subagent",
     "OverflowNotice",
+    "SourceRecord",
+    "RecordNotice",
     "Fallback",
     "default_definitions",
     "core_definitions",
@@ -58,6 +61,8 @@ def default_definitions() -> list[Definition]:
         HookBlock(),
         Subagent(),
         OverflowNotice(),
+        SourceRecord(),
+        RecordNotice(),
         TurnTail(),
         TrajectoryAssistant(),
         TrajectoryTurnEnd(),

@@ -117,9 +117,9 @@ def _notice(node: ViewNode) -> str:
     t = type(data)
     if t is NoticeData:
         label = {"turn-error": "Error", "max-tokens": "Max tokens", "interrupted": "Interrupted",
-                 "blocked": "Blocked", "retry": "Retrying", "context-overflow": "Context overflow"}.get(
-                     data.kind, data.kind)
-        if type(data.code) is str and data.code:
+                 "blocked": "Blocked", "retry": "Retrying", "context-overflow": "Context overflow",
+                 "record": "Note"}.get(data.kind, data.kind)
+        if type(data.code) is str and data.code and data.kind != "record":
             label += f" ({data.code})"
         message = data.message if type(data.message) is str and data.message else ""
         if not message and type(data.errorMessage) is str:

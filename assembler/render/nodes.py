@@ -286,6 +286,16 @@ def _render_retry(node: ViewNode, data: NoticeData, ctx: RenderContext, limit: i
     return _notice("notice-retry", "Retrying", text)
 
 
+def _render_record_notice(node: ViewNode, data: NoticeData, ctx: RenderContext, limit: int | None,
+                          lazy: bool = True) -> str:
+    """A raw record of another harness's log that its reader marked for the chat (a score, a queued prompt, a
+    rewind): its text; the record type in a tooltip."""
+    code = data.code if type(data.code) is str and data.code else ""
+    html = _notice("notice-record", "Note", data.message if type(data.message) is str else "")
+    return html.replace('<div class="notice notice-record">',
+                        f'<div class="notice notice-record" title="{escape(code)}">', 1) if code else html
+
+
 def _render_compaction(node: ViewNode, data: CompactionData, ctx: RenderContext, limit: int | None,
                        lazy: bool = True) -> str:
     rng = data.shadowedRange
@@ -414,6 +424,7 @@ _RENDERERS: dict[str, tuple[type, _Renderer]] = {
     "hook-block": (ActivityData, _render_activity),
     "subagent": (ActivityData, _render_activity),
     "overflow-notice": (NoticeData, _render_overflow),
+    "record-notice": (NoticeData, _render_record_notice),
 }
 """Node kind -> (the data Struct it must carry, its renderer)."""
 
