@@ -25,6 +25,28 @@ function button(text) {
 }
 
 /**
+ * Where a source record sits: its line, or its zip member and JSON pointer.
+ * @param {any} origin
+ */
+function originText(origin) {
+  if (!origin || typeof origin !== "object") return "";
+  if (typeof origin.line === "number") return `line ${origin.line}`;
+  return [origin.member, origin.pointer].filter((x) => typeof x === "string" && x).join(" ") || "";
+}
+
+/**
+ * A record's JSON text indented for reading (as written when it does not parse).
+ * @param {string} text
+ */
+function prettyJson(text) {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+/**
  * The records panel of one row.
  * @param {string} key
  * @param {{json: (op: string, args?: Record<string, unknown>) => Promise<any>}} bridge
@@ -34,6 +56,20 @@ export async function recordsPanel(key, bridge) {
   const value = await bridge.json("records", { key });
   const panel = el("div", "records");
   panel.dataset.records = String(value.records.length);
+  const sources = Array.isArray(value.sources) ? value.sources : [];
+  if (sources.length) {
+    // Another harness's log: the original records (lines, or a document's elements) these events were made from.
+    panel.dataset.sources = String(sources.length);
+    panel.append(el("div", "records-head", `${sources.length} source record${sources.length === 1 ? "" : "s"}`));
+    const originals = el("ol", "records-list records-sources");
+    for (const src of sources) {
+      const li = el("li", "record record-source");
+      li.append(el("div", "record-summary", `${src.recordType ?? "record"} · ${originText(src.origin)} · became ${formatCount((src.events || []).length)} event${(src.events || []).length === 1 ? "" : "s"}`));
+      li.append(el("pre", "record-json", prettyJson(src.text ?? "")));
+      originals.append(li);
+    }
+    panel.append(originals);
+  }
   panel.append(el("div", "records-head", `${value.records.length} stored record${value.records.length === 1 ? "" : "s"}`));
   const list = el("ol", "records-list");
   for (const rec of value.records) {

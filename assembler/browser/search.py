@@ -115,10 +115,47 @@ def _row_value(i: int, record: StorageRecord) -> dict[str, Any]:
             "bytes": len(_encode(record))}
 
 
+def _sources(assembler: ConversationAssembler, matched: list[tuple[int, int, Any]]) -> list[dict[str, Any]]:
+    """The originals of another harness's records that the matched events were made from (each ``interop/source``
+    event lists the seqs it became), following an event's ``sourceEventSeqs`` one step (a message is made from its
+    chunks' records), in file order."""
+    made: dict[int, Any] = {}
+    for ctx in assembler.contexts.values():
+        if ctx.kind != "source-record" or ctx.start is None:
+            continue
+        event = ctx.start.event
+        data = event.data if type(event.data) is dict else {}
+        for seq in data.get("events", ()) if type(data.get("events")) is list else ():
+            if type(seq) is int:
+                made.setdefault(seq, event)
+    if not made:
+        return []
+    wanted: list[int] = []
+    for first, _last, event in matched:
+        wanted.append(first)
+        cited = getattr(event, "sourceEventSeqs", None)
+        if type(cited) is list:
+            wanted.extend(s for s in cited if type(s) is int)
+    found: dict[int, Any] = {}
+    for seq in wanted:
+        source = made.get(seq)
+        if source is not None:
+            found.setdefault(source.seq, source)
+    out = []
+    for seq in sorted(found):
+        data = found[seq].data
+        out.append({"seq": seq, "format": data.get("format"), "recordType": data.get("recordType"),
+                    "origin": data.get("origin"), "text": data.get("text"), "events": data.get("events")})
+    return out
+
+
 def node_records(assembler: ConversationAssembler, index: MessageIndex | None, key: str) -> dict[str, Any]:
-    """The stored records chat row ``key`` was folded from: ``{key, records: [...]}``; packed rows are summarised."""
-    stored = _stored(index, _matched(assembler, key))
-    return {"key": key, "records": [_row_value(i, r) for i, r in enumerate(stored)]}
+    """The stored records chat row ``key`` was folded from: ``{key, records: [...], sources: [...]}``; packed rows
+    are summarised; ``sources`` are the original records of another harness's log they were made from."""
+    matched = _matched(assembler, key)
+    stored = _stored(index, matched)
+    return {"key": key, "records": [_row_value(i, r) for i, r in enumerate(stored)],
+            "sources": _sources(assembler, matched)}
 
 
 def row_members(assembler: ConversationAssembler, index: MessageIndex | None, key: str, i: int) -> dict[str, Any]:
