@@ -57,6 +57,7 @@ class Format:
     reader: str
     sessions: Literal["one", "many"] = "one"
     session: bool = True  # False: a file of this kind is recognised but is not a session (a sidecar)
+    turn_ends: bool = True  # False: the format never records a turn's end (the reader opens and closes turns)
 
 
 FORMATS: Final[tuple[Format, ...]] = (
@@ -65,7 +66,7 @@ FORMATS: Final[tuple[Format, ...]] = (
     Format("session-sqlite", "Transcript Assembler session (SQLite)", "Transcript Assembler",
            (".sqlite", ".sqlite3", ".db"), "sqlite", "whole", False, "store.sqlite:read_sqlite"),
     Format("claude-code", "Claude Code session (JSONL)", "Claude Code", (".jsonl",), "lines", "append", True,
-           "interop.claude:ClaudeCodeReader"),
+           "interop.claude:ClaudeCodeReader", turn_ends=False),
     Format("claude-code-agent-meta", "Claude Code subagent sidecar (.meta.json)", "Claude Code", (".meta.json",),
            "document", "whole", False, "", session=False),
     Format("codex", "Codex rollout (JSONL)", "Codex", (".jsonl",), "lines", "append", True,
@@ -75,9 +76,9 @@ FORMATS: Final[tuple[Format, ...]] = (
     Format("inspect-json", "Inspect AI eval log (JSON)", "Inspect AI", (".json",), "document", "whole", False,
            "interop.inspect:read_json", "many"),
     Format("gemini-json", "Gemini CLI chat (JSON)", "Gemini CLI", (".json",), "document", "whole", False,
-           "interop.gemini:read_json"),
+           "interop.gemini:read_json", turn_ends=False),
     Format("gemini-jsonl", "Gemini CLI chat (JSONL)", "Gemini CLI", (".jsonl",), "lines", "append", True,
-           "interop.gemini:GeminiReader"),
+           "interop.gemini:GeminiReader", turn_ends=False),
     Format("swe-agent", "SWE-agent trajectory (.traj)", "SWE-agent", (".traj",), "document", "whole", False,
            "interop.sweagent:read_traj"),
     Format("mini-swe-agent", "mini-swe-agent trajectory (.traj.json)", "mini-swe-agent", (".traj.json", ".json"),

@@ -123,7 +123,8 @@ OWN_PACKAGES = ("assembler", "definitions")
 OWN_DEPENDS = ("msgspec", "markdown-it-py", "pygments")
 OWN_DATA_FILES = ("py.typed",)
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: same sources give the same wheel and sha256
-GENERATED = ("transcript.css",)  # written by the build; must not also exist in web/
+GENERATED = ("transcript.css", "formats.json")  # written by the build; must not also exist in web/
+ACCEPT_MARK = 'accept="@FORMATS@"'  # web/index.html's file input: the build writes the table's suffixes there
 REQUIRED_WEB = ("index.html", "app.mjs", "worker.mjs", "boot.mjs")
 
 
@@ -293,6 +294,22 @@ def lock_entry(
     }
 
 
+def write_formats(out: Path) -> None:
+    """The format table (``assembler.formats``) into the page: ``formats.json`` for the scripts, and the file
+    input's ``accept`` list, so the page names no suffix of its own."""
+    sys.path.insert(0, str(ROOT))
+    from assembler.formats import SUFFIXES, table
+
+    (out / "formats.json").write_text(json.dumps({"formats": table(), "suffixes": list(SUFFIXES)}, indent=1) + "\n",
+                                      encoding="utf-8")
+    index = out / "index.html"
+    html = index.read_text(encoding="utf-8")
+    if ACCEPT_MARK not in html:
+        raise BuildError(f"web/index.html has no {ACCEPT_MARK} for the file input")
+    accept = ",".join(dict.fromkeys([*SUFFIXES, ".zst"]))
+    index.write_text(html.replace(ACCEPT_MARK, f'accept="{accept}"'), encoding="utf-8")
+
+
 def write_stylesheet(out: Path) -> int:
     """Writes transcript.css from ``assembler.render.stylesheet()``; returns its size in bytes."""
     if str(ROOT) not in sys.path:
@@ -354,6 +371,7 @@ def build(out: Path) -> str:
 
     shutil.copytree(WEB, out, ignore=shutil.ignore_patterns(".*", "__pycache__"))
     write_stylesheet(out)
+    write_formats(out)
     pyodide_dir = out / "pyodide"
     pyodide_dir.mkdir()
     for name in RUNTIME_FILES:

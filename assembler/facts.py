@@ -1,0 +1,130 @@
+"""What a session list says about one session, gathered from its records as they are read: title, first prompt,
+model, turns, whether a turn is open, the last turn's end, the newest recorded time and the usage the log records.
+
+Rules: ``title`` is the session's own title record, else the first user message's text (first line, capped).
+Only recorded times count (anything before 2000-01-01 is a rebuilt counter); of a packed chunk row only its last
+member's time counts. ``status`` is ``damaged`` (the parse stopped at a fault), ``interrupted`` (the last turn ended
+interrupted or aborted, or was left open and the file is no longer written), ``live`` (a turn is open and the file
+changed within ``LIVE_WINDOW_S``) or ``ended``; a log of a format that never records a turn's end (Claude Code,
+Gemini CLI: ``Format.turn_ends``) is ``ended`` when its open turn is no longer written. Used by the server's list and
+the page's local folders. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["LIVE_WINDOW_S", "REAL_TIME_MIN_MS", "SessionFacts"]
+
+LIVE_WINDOW_S = 120.0
+"""A session with an open turn whose file changed this recently is ``live``."""
+
+REAL_TIME_MIN_MS = 946_684_800_000
+"""Event times before 2000-01-01 are not wall-clock times (a rebuilt counter): they never date a session."""
+
+_TITLE_CHARS = 120
+_USAGE = frozenset({"inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens"})
+_INTERRUPTED = frozenset({"interrupted", "aborted"})
+
+
+def _text_of(content: Any) -> str | None:
+    if type(content) is str:
+        return content
+    if type(content) is list:
+        for part in content:
+            if type(part) is dict and part.get("type") == "text" and type(part.get("text")) is str:
+                text: str = part["text"]
+                if text.strip():
+                    return text
+    return None
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().split("\n", 1)[0].strip()
+    return line if len(line) <= _TITLE_CHARS else line[: _TITLE_CHARS - 1] + "…"
+
+
+class SessionFacts:
+    """What the list says about a session, gathered record by record (scalar events; of a packed chunk row only
+    its last member's time counts: it carries none of the other facts)."""
+
+    __slots__ = ("title", "first_user_text", "model", "turns", "open_turn", "last_end", "last_real_time", "usage")
+
+    def __init__(self) -> None:
+        self.usage: dict[str, int] = {}  # TokenUsage summed over the usage chunks the log records
+        self.title: str | None = None
+        self.first_user_text: str | None = None
+        self.model: str | None = None
+        self.turns = 0
+        self.open_turn = False
+        self.last_end: str | None = None  # the kind of the last turn/end reason
+        self.last_real_time: int | None = None
+
+    def absorb(self, records: Iterable[Any]) -> None:
+        for record in records:
+            if type(record) is not dict:
+                last = getattr(record, "last_time", None)  # a chunk row: its last member's time
+                if type(last) is int and last >= REAL_TIME_MIN_MS:
+                    self.last_real_time = last if self.last_real_time is None else max(self.last_real_time, last)
+                continue
+            kind = record.get("type")
+            data = record.get("data")
+            t = record.get("time")
+            if type(t) is int and t >= REAL_TIME_MIN_MS:
+                self.last_real_time = t if self.last_real_time is None else max(self.last_real_time, t)
+            if type(data) is not dict:
+                continue
+            if kind == "session/title" and type(data.get("title")) is str:
+                self.title = data["title"]
+            elif kind == "user/message" and self.first_user_text is None:
+                source = data.get("source")
+                if type(source) is dict and source.get("kind") not in (None, "user"):
+                    continue
+                text = _text_of(data.get("content"))
+                if text:
+                    self.first_user_text = _first_line(text)
+            elif kind == "turn/start":
+                self.turns += 1
+                self.open_turn = True
+            elif kind == "turn/end":
+                self.open_turn = False
+                reason = data.get("reason")
+                self.last_end = reason.get("kind") if type(reason) is dict and type(reason.get("kind")) is str else None
+            elif kind == "request/header" and self.model is None:
+                header = data.get("header")
+                config = header.get("config") if type(header) is dict else None
+                model = config.get("model") if type(config) is dict else None
+                if type(model) is str and model:
+                    self.model = model
+            elif kind == "assistant/message" and self.model is None:
+                provenance = data.get("provenance")
+                message = data.get("message")
+                if type(provenance) is not dict and type(message) is dict:
+                    provenance = message.get("source")  # the current payload generation
+                model = provenance.get("model") if type(provenance) is dict else None
+                if type(model) is str and model:
+                    self.model = model
+            elif kind == "request/context" and self.model is None:
+                model = data.get("model")
+                if type(model) is str and model:
+                    self.model = model
+            elif kind == "assistant/chunk":
+                chunk = data.get("chunk")
+                if type(chunk) is dict and chunk.get("type") == "usage" and type(chunk.get("usage")) is dict:
+                    for name, value in chunk["usage"].items():
+                        if name in _USAGE and type(value) is int and value >= 0:
+                            self.usage[name] = self.usage.get(name, 0) + value
+
+    def status(self, *, damaged: bool, mtime_s: float, now_s: float, turn_ends: bool = True) -> str:
+        """``turn_ends``: the format records the end of a turn (ours, Codex); an open turn in one that does not
+        (Claude Code, Gemini CLI) is simply the last one once the file is no longer written."""
+        if damaged:
+            return "damaged"
+        if self.open_turn:
+            if now_s - mtime_s <= LIVE_WINDOW_S:
+                return "live"
+            return "interrupted" if turn_ends else "ended"
+        if self.last_end in _INTERRUPTED:
+            return "interrupted"
+        return "ended"
