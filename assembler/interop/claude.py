@@ -222,7 +222,7 @@ class ClaudeCodeReader(LineReader):
 
     def _note_header(self, rec: Record, time: int) -> None:
         header = self.out.header
-        for key, value in (("sessionId", rec.sessionId), ("cwd", rec.cwd), ("version", rec.version),
+        for key, value in (("sessionId", rec.sessionId), ("cwd", rec.cwd), ("sourceVersion", rec.version),
                            ("gitBranch", rec.gitBranch)):
             if value is not None and key not in header:
                 header[key] = value

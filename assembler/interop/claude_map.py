@@ -41,7 +41,7 @@ from .claude_records import (
     usage_of,
 )
 from .claude_tools import AGENT_TOOLS, TODO_TOOLS, agent_id_of, result_meta, todos_of
-from .claude_users import INTERRUPTS, classify, command_parts, text_form
+from .claude_users import classify, command_parts, text_form
 
 __all__ = ["Mapper", "PLUGIN", "BRANCH"]
 
@@ -89,6 +89,7 @@ class Mapper:
         self._response: _Response | None = None
         self._closed: tuple[str, dict[str, int] | None] | None = None  # the last closed response: id, usage
         self._names: dict[str, str] = {}  # call id -> tool name
+        self._waiting: set[str] = set()  # the open step's call ids that have no result yet
         self._prompts: dict[str, int] = {}  # parentUuid -> seq of the typed prompt written under it
         self._command: str | None = None  # the id of a command/run still waiting for its output
         self._compaction: str | None = None  # an open compaction (a boundary waiting for its summary)
@@ -113,6 +114,7 @@ class Mapper:
             baseline = closed[1] if closed is not None and closed[0] == mid else None
             r = self._response = _Response(mid, msg.id, baseline)
             self.out.start_step(time)
+            self._waiting.clear()
             if msg.model is not None and msg.model != self.model:
                 self.model = msg.model
                 self.out.emit("request/context", {"provider": PROVIDER, "model": msg.model}, time=time)
@@ -140,6 +142,7 @@ class Mapper:
             args = json_args(call.input)
             out.block({"type": "tool-call", "id": call.id, "name": call.name, "arguments": args}, time)
             out.tool_call(call.id, call.name, args, time)
+            self._waiting.add(call.id)
             self._names[call.id] = call.name
             if call.name in TODO_TOOLS and type(call.input) is dict:
                 todos = todos_of(call.input.get("todos"))
@@ -174,10 +177,11 @@ class Mapper:
         self._closed = (r.mid, counted)
 
     def close_tail(self, time: int = 0) -> None:
-        """The input's current end: the open response is written and its step ended."""
-        had = self._response is not None
+        """The input's current end: the open response is written, and its step ended unless one of its tool calls
+        still waits for its result (the tool is running, or its result was never written: the step stays open, as
+        a turn with no recorded end does, rather than showing the call as interrupted)."""
         self.close_response()
-        if had or self.out.step_open:
+        if self.out.step_open and not self._waiting:
             self.out.end_step(self._closed_time(time))
 
     def _closed_time(self, time: int) -> int:
@@ -306,6 +310,7 @@ class Mapper:
     def _result(self, rec: Record, item: ToolResult, line: int, index: int, time: int, tur: Any) -> None:
         call_id = item.tool_use_id
         name = self._names.get(call_id)
+        self._waiting.discard(call_id)
         content = self._content(item.content, line, (index,))
         subagent = None
         if name in AGENT_TOOLS:
@@ -322,7 +327,8 @@ class Mapper:
     # -- compaction, system, attachments ------------------------------------------------------------------------
 
     def compaction_start(self, rec: Record, line: int, time: int) -> None:
-        self.close_tail(time)
+        self.close_response()
+        self.out.end_step(time)
         self.close_command()
         cid = f"compact:{rec.uuid or line}"
         self._compaction = cid
@@ -375,6 +381,3 @@ class Mapper:
         self.close_tail()
         self.close_command()
 
-
-def interrupted_text(text: str) -> bool:
-    return text.strip() in INTERRUPTS
