@@ -141,6 +141,8 @@ class Mapper:
             call: ToolUseBlock = item  # type: ignore[assignment]
             args = json_args(call.input)
             out.block({"type": "tool-call", "id": call.id, "name": call.name, "arguments": args}, time)
+            if out.has_call(call.id) or out.has_result(call.id):
+                return  # a call id seen before (a copied or reordered record): one tool row per id
             out.tool_call(call.id, call.name, args, time)
             self._waiting.add(call.id)
             self._names[call.id] = call.name

@@ -147,6 +147,11 @@ Item = Block | ToolResult | dict[str, Any]
 """A content block of a record as ``blocks`` gives it: typed when known, else the decoded dict."""
 
 
+def _known(block: dict[str, Any]) -> bool:
+    kind = block.get("type")
+    return type(kind) is str and kind in _KNOWN
+
+
 def _typed(value: dict[str, Any], where: str) -> Item:
     try:
         block: Block = msgspec.convert(value, Block)
@@ -160,7 +165,7 @@ def _typed(value: dict[str, Any], where: str) -> Item:
                 content.append(TextBlock(inner))
         elif inner is not None:
             for j, sub in enumerate(inner):
-                item = _typed(sub, f"{where}.content[{j}]") if sub.get("type") in _KNOWN else sub
+                item = _typed(sub, f"{where}.content[{j}]") if _known(sub) else sub
                 if type(item) is ToolResult:  # a result inside a result: kept as the decoded dict
                     item = sub
                 content.append(item)  # type: ignore[arg-type]
@@ -180,7 +185,7 @@ def blocks(content: Any) -> list[Item]:
     if type(content) is str:
         return [TextBlock(content)]
     items: list[dict[str, Any]] = content
-    return [_typed(block, f"$.message.content[{i}]") if block.get("type") in _KNOWN else block
+    return [_typed(block, f"$.message.content[{i}]") if _known(block) else block
             for i, block in enumerate(items)]
 
 
