@@ -90,6 +90,18 @@ class LogBuilder:
             data["events"] = made
         return self._append(RAW, data, time, ignorable=True)
 
+    @property
+    def group_made(self) -> int:
+        """How many events the open group has made so far (0 when no group is open)."""
+        return 0 if self._group is None else self.next_seq - self._group[4]
+
+    def keep_record(self, record: Any) -> None:
+        """Set the decoded record the open group keeps if it becomes an ``interop/raw`` event (for a reader that
+        decodes the generic form only when a record made nothing)."""
+        if self._group is not None:
+            origin, record_type, text, _, first = self._group
+            self._group = (origin, record_type, text, record, first)
+
     # -- events ----------------------------------------------------------------------------------------------
 
     def _append(self, etype: str, data: Any, time: int, *, ignorable: bool = False,
@@ -146,13 +158,18 @@ class LogBuilder:
         self._append("turn/start", {"turn": self.turn}, time)
         return self.turn
 
-    def end_turn(self, reason: dict[str, Any], time: int = 0) -> None:
+    def end_turn(self, reason: dict[str, Any], time: int = 0, extra: dict[str, Any] | None = None) -> None:
+        """Close the open turn (and its open step); ``extra`` adds fields to the ``turn/end`` data (a recorded
+        ``durationMs``)."""
         if not self.turn_open:
             return
         if self.step_open:
             self.end_step(time)
         self.turn_open = False
-        self._append("turn/end", {"turn": self.turn, "reason": reason}, time)
+        data: dict[str, Any] = {"turn": self.turn, "reason": reason}
+        if extra:
+            data.update(extra)
+        self._append("turn/end", data, time)
 
     def start_step(self, time: int = 0) -> int:
         """Open the next model step (closing an open one); opens a turn first when none is open."""

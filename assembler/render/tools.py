@@ -44,7 +44,7 @@ _KIND_OF = {name: kind for kind, names in _KINDS.items() for name in names}
 TOOL_ICONS = {"shell": "$", "read": "≡", "write": "✎", "edit": "±", "code": "λ", "todo": "☑", "web": "⌕",
               "search": "⌕", "agent": "⇢", "question": "?", "plan": "☰", "generic": "⚙"}
 _EXIT = re.compile(r"\[exit code: (-?\d+)\]")
-_NUMBERED = re.compile(r"^\s*(\d+)[:\t|] ?(.*)$")
+_NUMBERED = re.compile(r"^\s*(\d+)(?:[:\t|] ?|\u2192)(.*)$")  # \u2192: Claude Code's `cat -n` arrow
 _SUMMARY = 120
 
 

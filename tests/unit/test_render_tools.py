@@ -115,3 +115,10 @@ def test_question_and_plan_review_rows() -> None:
     assert "1. read</span>" in render_node(plan)
     body = render_section(plan, 0)
     assert "Plan" in body and "Rejected" in body and "User rejected the plan" in body
+
+
+def test_read_result_numbers_from_claude_code_arrows_keep_indentation() -> None:
+    from assembler.render.tools import _numbered_html
+
+    html = _numbered_html("    95\u2192  }\n    96\u2192x")
+    assert '<td class="ln">95</td><td>  }</td>' in html and '<td class="ln">96</td><td>x</td>' in html
