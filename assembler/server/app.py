@@ -99,10 +99,9 @@ async def list_sessions(request: Request) -> Response:
     for sid, meta in await registry.listing():  # per-file metadata, refreshed in a thread; no records kept
         if _hidden(meta):
             continue
-        many = meta.format is not None and meta.format.sessions == "many"
         for session in meta.sessions:
             try:
-                entry = session_entry(f"{sid}/{session.key}" if many else sid, meta.path, facts=session.facts,
+                entry = session_entry(f"{sid}/{session.key}" if session.key else sid, meta.path, facts=session.facts,
                                       event_count=session.event_count, problem=session.problem, size=meta.size,
                                       fmt=meta.format, label=session.label, header=session.header)
             except OSError:

@@ -161,6 +161,8 @@ class FileMeta:
                 self._read_database()
             elif not appends(loader):
                 self._finish()
+            else:
+                self._children()
             self._identity = identity_of(fd, offset, st)
 
     def _counted(self) -> None:
@@ -170,6 +172,16 @@ class FileMeta:
         main.header, main.error, main.event_count = result.header, result.error, result.event_count
         main.note(result.records)
         loader.drop_records()
+
+    def _children(self) -> None:
+        """The sessions a line format's reader routed out of the file (Claude Code's inline sidechains): each
+        listed with its own facts (their records are kept by the reader; the main log's are dropped)."""
+        children = self._loader.children()
+        self.sessions = [self.main]
+        for log in children:
+            meta = SessionMeta(log.key, log.label)
+            meta.take(log.result)
+            self.sessions.append(meta)
 
     def _finish(self) -> None:
         """A file read whole: every session it holds."""

@@ -211,8 +211,8 @@ class SessionRegistry:
         if path is None or not key:
             return None
         meta = self.catalog.known(path)
-        if meta is not None and meta.format is not None and meta.format.sessions != "many":
-            return None
+        if meta is not None and meta.format is not None and key not in {s.key for s in meta.sessions}:
+            return None  # a file read by the list that holds no such session
         return path, key
 
     def _found(self, session_id: str, found: tuple[Path, str | None] | None) -> SessionSource:

@@ -161,8 +161,7 @@ class AnyLoader:
             return 0
         if self._inner is not None:
             added: int = self._inner.feed(data)
-            self.result = self._inner.result
-            return added
+            return self._keyed(added)
         if self._whole is not None:
             self._whole += data
             if self.max_line_bytes is not None and len(self._whole) > self.max_line_bytes:
@@ -189,11 +188,42 @@ class AnyLoader:
         else:
             self.result.records.clear()
 
+    def _keyed(self, added: int) -> int:
+        """After the line loader took bytes: ``result`` is the main log's, or, with ``key``, the child session's a
+        reader routed out of the file (Claude Code's inline sidechains); returns how many records were added."""
+        inner = self._inner
+        if self.key is None or type(inner) is not LineLoader:
+            self.result = inner.result
+            return added
+        child = self._child(self.key)
+        if child is None:
+            self.result = LoadResult({"type": "session", "version": 0, "id": self.key}, [])
+            if inner.result.error is not None:
+                self.result.error = inner.result.error
+            return 0
+        before = len(self.result.records) if self.result.records is child.records else 0
+        child.error = inner.result.error
+        self.result = child
+        return len(child.records) - before
+
+    def _child(self, key: str) -> LoadResult | None:
+        for log in self.children():
+            if log.key == key:
+                return log.result
+        return None
+
+    def children(self) -> list[SessionLog]:
+        """The sessions a line format's reader routed out of the file besides its main log (inline sidechains)."""
+        inner = self._inner
+        if type(inner) is not LineLoader:
+            return []
+        logs = getattr(inner.reader, "children", None)
+        return list(logs) if isinstance(logs, list) else []
+
     def close_tail(self) -> int:
         """Close what the current end of a line format's file leaves open (an idle live file); else nothing."""
         if type(self._inner) is LineLoader and not self._done:
-            added: int = self._inner.close_tail()
-            return added
+            return self._keyed(self._inner.close_tail())
         return 0
 
     def finish(self) -> LoadResult:
@@ -223,7 +253,15 @@ class AnyLoader:
         if fmt is EMPTY:
             self.result = empty_result(self.name)
         elif self._inner is not None:
-            self.result = self._inner.finish()
+            self._inner.finish()
+            self._keyed(0)
+            children = self.children()
+            if children:
+                main = self._inner.result
+                self.sessions = [SessionLog("", None, main), *children]
+                if self.key is not None and self._child(self.key) is None:
+                    self.result = LoadResult()
+                    self.result.error = SessionFileError(f"no session {self.key!r} in this file")
         elif self._whole is not None and not self.needs_path:
             self._read_whole(fmt, bytes(self._whole))
             self._whole = None
