@@ -326,11 +326,17 @@ class InputMessageData(Struct, frozen=True, omit_defaults=True):
 
 
 class ToolResultView(Struct, frozen=True, omit_defaults=True):
+    """A tool call's result. ``view`` (an addition) is the normalised display form another harness's reader put in
+    the result's ``meta.view`` (``{kind: 'diff'|'shell'|'read'|'todo'|'subagent'|'error', ...}``); ``child`` the
+    subagent session the result answers for (``meta.subagent``: ``{kind:'subagent', childSessionId, ...}``)."""
+
     seq: int
     time: int
     isError: bool
     blocks: list[BlockView]
     error: Any = UNSET
+    view: Any = UNSET
+    child: Any = UNSET
 
 
 class ToolSubcall(Struct, frozen=True, omit_defaults=True):

@@ -94,8 +94,13 @@ class Tool(Definition):
             rdata = data_of(result.event)
             block = _result_block(rdata)
             is_error = block.get("isError") is True or rdata.get("error") is not None
+            meta = rdata.get("meta")
+            view = meta.get("view") if type(meta) is dict else None
+            child = meta.get("subagent") if type(meta) is dict else None
             rview = ToolResultView(seq=result.seq, time=result.event.time, isError=is_error,
-                                   blocks=content_views(block.get("content")), error=rdata.get("error", UNSET))
+                                   blocks=content_views(block.get("content")), error=rdata.get("error", UNSET),
+                                   view=view if type(view) is dict else UNSET,
+                                   child=child if type(child) is dict else UNSET)
             status = "error" if is_error else "done"
         else:
             status = "interrupted" if closed_boundary(context) is not None else "running"

@@ -136,7 +136,7 @@ details.think { content-visibility: auto; contain-intrinsic-size: auto 2.2rem; }
 .terminal { background: #0d1117; color: #e6edf3; border-radius: 6px; padding: 0.5rem 0.7rem; font-family: var(--mono);
   font-size: 0.85rem; max-height: 32rem; overflow: auto; white-space: pre-wrap; }
 .terminal .prompt { color: #7ee787; } .terminal .exit { color: #9198a1; display: block; margin-top: 0.3rem; }
-.terminal .exit-bad { color: #ffa198; }
+.terminal .exit-bad { color: #ffa198; } .terminal .stderr { color: #ffa198; }
 .checklist { list-style: none; padding-left: 0.4rem; margin: 0.3rem 0; }
 .checklist .done { text-decoration: line-through; color: var(--muted); }
 .web-card { border: 1px solid var(--border); border-radius: 8px; padding: 0.4rem 0.6rem; }

@@ -36,7 +36,7 @@ from ..views import (
 from .activity import activity_markdown
 from .markdown import escape
 from .texts import blocks_text, command_texts, first_line, input_role, input_text, plural, tool_texts, usage_parts
-from .tools import tool_summary
+from .tools import tool_summary, tool_text_parts
 
 __all__ = ["render_markdown", "md_text", "fenced"]
 
@@ -90,6 +90,12 @@ def _tool(data: ToolData) -> str:
     elif data.status in ("running", "interrupted"):
         summary += f" ({data.status})"
     parts = []
+    by_kind = tool_text_parts(data, result, error=error)
+    if by_kind is not None:
+        for label, text, lang in by_kind:
+            body = md_text(text) if lang == "list" else fenced(text, lang)
+            parts.append(f"{label}:\n\n{body}")
+        return _details(summary, "\n\n".join(parts))
     if pretty:
         parts.append("Arguments:\n\n" + fenced(pretty, "json" if is_json else ""))
     if data.subcalls is not UNSET and data.subcalls:

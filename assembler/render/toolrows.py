@@ -14,7 +14,7 @@ from ..views import ToolData, ViewNode
 from .markdown import code_html, escape
 from .slices import SLICE_CHARS, sliced
 from .texts import tool_texts
-from .tools import TOOL_ICONS, subagent_label, tool_kind, tool_kind_body, tool_summary
+from .tools import TOOL_ICONS, result_view, subagent_label, tool_kind, tool_kind_body, tool_summary
 
 __all__ = ["tool_error", "tool_row_html", "tool_section_html", "streamed_call_html"]
 
@@ -22,9 +22,22 @@ _DONE = frozenset({"done", "complete", "completed", "settled"})
 
 
 def tool_error(data: ToolData) -> bool:
+    """The call failed: an error status or result, or a terminal that reports a non-zero exit or an
+    interruption (a reader's ``meta.view``)."""
     result = data.result
-    return bool(data.status in ("error", "failed") or (
-        result is not UNSET and (result.isError or result.error)))
+    if data.status in ("error", "failed") or (result is not UNSET and (result.isError or result.error)):
+        return True
+    view = result_view(data)
+    code = view.get("exitCode")
+    return view.get("kind") == "shell" and ((type(code) is int and code != 0) or view.get("interrupted") is True)
+
+
+def child_session(data: ToolData) -> str | None:
+    """The child session a subagent call's result names (``meta.subagent.childSessionId``), if any."""
+    result = data.result
+    child = result.child if result is not UNSET else UNSET
+    value = child.get("childSessionId") if type(child) is dict else None
+    return value if type(value) is str and value else None
 
 
 def _status(data: ToolData, error: bool) -> str:
@@ -101,8 +114,11 @@ def tool_row_html(node: ViewNode, data: ToolData, limit: int | None, lazy: bool)
     else:
         body = f'<div class="tool-body">{tool_section_html(node, data, limit)}</div>'
     label = subagent_label(data.name, data.arguments)
-    if label is not None:  # the page links the child session here when the server serves it
-        title += f' <span class="child-link" data-subagent-label="{escape(label)}"></span>'
+    child = child_session(data)
+    if child is not None or label is not None:  # the page links the child session here when the server serves it
+        attrs = f' data-child-session="{escape(child)}"' if child is not None else ""
+        attrs += f' data-subagent-label="{escape(label)}"' if label is not None else ""
+        title += f' <span class="child-link"{attrs}></span>'
     css = "tool tool-error" if error else "tool"
     return (f'<details class="{css}" data-block="0" data-tool-kind="{tool_kind(data.name)}"><summary>{title}'
             f'</summary>{body}</details>')

@@ -24,7 +24,7 @@ from .markdown import HIGHLIGHT_LIMIT, code_html, escape, is_safe_link
 from .texts import blocks_text, first_line
 
 __all__ = ["tool_kind", "tool_arguments", "tool_summary", "subcall_summary", "tool_kind_body", "TOOL_ICONS",
-           "diff_counts", "subagent_label"]
+           "result_view", "diff_counts", "subagent_label", "tool_text_parts"]
 
 _KINDS = {
     "shell": ("bash", "sh", "shell", "pwsh", "powershell", "exec", "run_command", "terminal_send", "execute"),
@@ -224,8 +224,13 @@ def subcall_summary(call: ToolSubcall) -> str:
 
 # --- bodies ------------------------------------------------------------------------------------------------------
 
+def _side(prefix: str, path: str) -> str:
+    """``a/x.py`` for a relative path, ``a/abs/x.py`` for an absolute one (no doubled slash)."""
+    return f"{prefix}/{path.lstrip('/')}"
+
+
 def _diff_html(old: str, new: str, path: str) -> str:
-    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), fromfile=f"a/{path}", tofile=f"b/{path}",
+    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), fromfile=_side("a", path), tofile=_side("b", path),
                                       lineterm="", n=3))
     out = []
     for line in lines[2:] if len(lines) > 2 else lines:
@@ -336,6 +341,73 @@ def _subcalls_html(calls: list[ToolSubcall]) -> str:
     return f'<div class="subcalls" aria-label="Nested calls">{"".join(rows)}</div>'
 
 
+def result_view(data: ToolData) -> dict[str, Any]:
+    """The normalised display form of the call's result (``ToolResultView.view``), or ``{}``."""
+    result = data.result
+    view = result.view if result is not UNSET else UNSET
+    return view if type(view) is dict else {}
+
+
+def _shell_view_html(command: str, view: dict[str, Any]) -> str:
+    """A terminal from a reader's structured side copy: stdout, stderr apart, the exit status and an interruption
+    as recorded (the model got the result text; this is what the terminal showed)."""
+    parts = [f'<span class="prompt">$ </span>{escape(command)}\n']
+    stdout, stderr = view.get("stdout"), view.get("stderr")
+    if type(stdout) is str and stdout:
+        parts.append(escape(stdout.rstrip("\n")) + "\n")
+    if type(stderr) is str and stderr:
+        parts.append(f'<span class="stderr">{escape(stderr.rstrip(chr(10)))}</span>\n')
+    code = view.get("exitCode")
+    if view.get("interrupted") is True:
+        parts.append('<span class="exit exit-bad">interrupted</span>')
+    elif type(code) is int:
+        parts.append(f'<span class="exit{"" if code == 0 else " exit-bad"}">exit status {code}</span>')
+    else:
+        parts.append('<span class="exit">done</span>')
+    return f'<pre class="terminal" aria-label="Terminal">{"".join(parts)}</pre>'
+
+
+def _patch_html(patch: list[Any], path: str) -> str | None:
+    """A recorded structured patch (``[{oldStart, oldLines, newStart, newLines, lines}]``) as a unified diff."""
+    out = []
+    for hunk in patch:
+        if type(hunk) is not dict or type(hunk.get("lines")) is not list:
+            return None
+        nums = [hunk.get(k) for k in ("oldStart", "oldLines", "newStart", "newLines")]
+        if all(type(n) is int for n in nums):
+            out.append(f'<span class="hunk">@@ -{nums[0]},{nums[1]} +{nums[2]},{nums[3]} @@</span>')
+        for line in hunk["lines"]:
+            if type(line) is not str:
+                continue
+            css = "add" if line.startswith("+") else "del" if line.startswith("-") else "ctx"
+            out.append(f'<span class="{css}">{escape(line) or " "}</span>')
+    if not out:
+        return None
+    return f'<pre class="diff" aria-label="Diff of {escape(path)}">{"".join(out)}</pre>'
+
+
+def _edits_html(args: dict[str, Any], view: dict[str, Any], path: str) -> str | None:
+    """Several edits of one file (MultiEdit's ``edits``, or the result view's): one diff each; else the
+    recorded patch."""
+    edits = args.get("edits")
+    pairs = []
+    if type(edits) is list:
+        for e in edits:
+            if type(e) is dict:
+                old = e.get("old_string", e.get("old_str", e.get("oldText")))
+                new = e.get("new_string", e.get("new_str", e.get("newText")))
+                if type(old) is str and type(new) is str:
+                    pairs.append((old, new))
+    if not pairs and type(view.get("edits")) is list:
+        pairs = [(e["old"], e["new"]) for e in view["edits"]
+                 if type(e) is dict and type(e.get("old")) is str and type(e.get("new")) is str]
+    if pairs:
+        return "".join(_diff_html(old, new, path) for old, new in pairs)
+    if type(view.get("patch")) is list:
+        return _patch_html(view["patch"], path)
+    return None
+
+
 def tool_kind_body(data: ToolData, result: str | None, *, error: bool) -> str | None:
     """The expanded body by tool kind, or None when the generic body should be used (unknown tool, or arguments
     without the fields the kind needs). Bounded: callers pass results already cut to their size limit."""
@@ -343,18 +415,22 @@ def tool_kind_body(data: ToolData, result: str | None, *, error: bool) -> str | 
     args = tool_arguments(data.arguments)
     if kind == "generic" or args is None:
         return None
+    view = result_view(data)
     res = "" if result is None else _section("Error" if error else "Result", _result_html(result, error=error),
                                              "tool-result is-error" if error else "tool-result")
     if kind == "shell":
         command = _s(args, "command", "cmd", "script", "input")
         if command is None:
             return None
+        if view.get("kind") == "shell":
+            return _shell_view_html(command, view)
         return _terminal_html(command, result, error=error)
     if kind in ("write", "edit"):
         pair = _edit_pair(args)
         path = _s(args, "path", "file_path", "filePath", "filename") or "file"
         if pair is None:
-            return None
+            several = _edits_html(args, view, path)
+            return None if several is None else several + res
         return _diff_html(pair[0], pair[1], path) + res
     if kind == "read":
         if result is None or error:
@@ -391,3 +467,93 @@ def tool_kind_body(data: ToolData, result: str | None, *, error: bool) -> str | 
                                                     f'<div class="plain-pre">{escape(result)}</div>')
         return _section("Plan", f'<div class="plain-pre">{escape(plan)}</div>') + review
     return None
+
+
+# --- plain-text bodies (Markdown export) -------------------------------------------------------------------------
+
+def _diff_text(old: str, new: str, path: str) -> str:
+    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), fromfile=_side("a", path), tofile=_side("b", path),
+                                 lineterm="", n=3)
+    return "\n".join(lines)
+
+
+def _patch_text(patch: list[Any]) -> str | None:
+    out = []
+    for hunk in patch:
+        if type(hunk) is not dict or type(hunk.get("lines")) is not list:
+            return None
+        nums = [hunk.get(k) for k in ("oldStart", "oldLines", "newStart", "newLines")]
+        if all(type(n) is int for n in nums):
+            out.append(f"@@ -{nums[0]},{nums[1]} +{nums[2]},{nums[3]} @@")
+        out.extend(line for line in hunk["lines"] if type(line) is str)
+    return "\n".join(out) or None
+
+
+def tool_text_parts(data: ToolData, result: str | None, *, error: bool) -> list[tuple[str, str, str]] | None:
+    """The body of a tool call as labelled plain-text parts ``(label, text, language)`` by tool kind (a diff for an
+    edit, the terminal for a command, the program for code, a checklist for todos; ``language`` ``"list"`` is
+    Markdown list text, not code), or None for the generic body (arguments as JSON)."""
+    kind = tool_kind(data.name)
+    args = tool_arguments(data.arguments)
+    if kind == "generic" or args is None:
+        return None
+    view = result_view(data)
+    tail = [] if result is None else [("Error" if error else "Result", result, "")]
+    if kind == "shell":
+        command = _s(args, "command", "cmd", "script", "input")
+        if command is None:
+            return None
+        lines = [f"$ {command}"]
+        if view.get("kind") == "shell":
+            for key in ("stdout", "stderr"):
+                text = view.get(key)
+                if type(text) is str and text:
+                    lines.append(text.rstrip("\n"))
+            code = view.get("exitCode")
+            if view.get("interrupted") is True:
+                lines.append("(interrupted)")
+            elif type(code) is int:
+                lines.append(f"(exit status {code})")
+        elif result is not None:
+            lines.append(result.rstrip("\n"))
+        return [("Terminal", "\n".join(lines), "console")]
+    if kind in ("write", "edit"):
+        path = _s(args, "path", "file_path", "filePath", "filename") or "file"
+        pair = _edit_pair(args)
+        diffs: list[str] = []
+        if pair is not None:
+            diffs.append(_diff_text(pair[0], pair[1], path))
+        elif type(args.get("edits")) is list:
+            for e in args["edits"]:
+                if type(e) is dict:
+                    old = e.get("old_string", e.get("old_str", e.get("oldText")))
+                    new = e.get("new_string", e.get("new_str", e.get("newText")))
+                    if type(old) is str and type(new) is str:
+                        diffs.append(_diff_text(old, new, path))
+        if not diffs and type(view.get("patch")) is list:
+            patch = _patch_text(view["patch"])
+            if patch:
+                diffs.append(patch)
+        if not diffs:
+            return None
+        return [("Diff", "\n".join(diffs), "diff"), *tail]
+    if kind == "code":
+        code = _s(args, "code", "source", "program")
+        if code is None:
+            return None
+        return [("Program", code.strip("\n"), _s(args, "language", "lang") or "javascript"), *tail]
+    if kind == "todo":
+        todos = args.get("todos")
+        if type(todos) is not list:
+            return None
+        items = []
+        for t in todos:
+            if type(t) is dict:
+                text = t.get("content", t.get("text", t.get("title")))
+                status = t.get("status")
+                mark = "x" if status in ("completed", "done") else " "
+                extra = " (in progress)" if status == "in_progress" else ""
+                items.append(f"- [{mark}] {text}{extra}")
+        return [("Todos", "\n".join(items), "list"), *tail]
+    return None
+
