@@ -67,7 +67,7 @@ def test_markdown_of_notices_tool_results_and_tails(tmp_path: Path) -> None:
     assert main(["export", str(src), "-o", str(out)]) == 0
     md = out.read_text(encoding="utf-8")
     assert "> **Error (AUTH)** API key is invalid" in md
-    assert "Result:\n\n```\na\nb\n```" in md
+    assert "Terminal:\n\n```console\n$ ls\na\nb\n```" in md  # a shell call as its terminal, not JSON arguments
     assert "_1 step · 1 tool call · Input 5 tok · Output 2 tok · m_" in md
     assert "Ran for" not in md
 
