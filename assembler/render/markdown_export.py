@@ -36,7 +36,8 @@ from ..views import (
 from .activity import activity_markdown
 from .markdown import escape
 from .texts import blocks_text, command_texts, first_line, input_role, input_text, plural, tool_texts, usage_parts
-from .tools import tool_summary, tool_text_parts
+from .toolbodies import tool_text_parts
+from .tools import tool_summary
 
 __all__ = ["render_markdown", "md_text", "fenced"]
 

@@ -14,7 +14,8 @@ from ..views import ToolData, ViewNode
 from .markdown import code_html, escape
 from .slices import SLICE_CHARS, sliced
 from .texts import tool_texts
-from .tools import TOOL_ICONS, result_view, subagent_label, tool_kind, tool_kind_body, tool_summary
+from .toolbodies import tool_kind_body
+from .tools import TOOL_ICONS, result_view, subagent_label, tool_kind, tool_summary
 
 __all__ = ["tool_error", "tool_row_html", "tool_section_html", "streamed_call_html"]
 

@@ -20,11 +20,12 @@ from typing import Any
 from msgspec import UNSET
 
 from ..views import ToolData, ToolSubcall
-from .markdown import HIGHLIGHT_LIMIT, code_html, escape, is_safe_link
-from .texts import blocks_text, first_line
+from .markdown import HIGHLIGHT_LIMIT
+from .texts import first_line
 
-__all__ = ["tool_kind", "tool_arguments", "tool_summary", "subcall_summary", "tool_kind_body", "TOOL_ICONS",
-           "result_view", "diff_counts", "subagent_label", "tool_text_parts"]
+__all__ = ["tool_kind", "tool_arguments", "tool_summary", "subcall_summary", "TOOL_ICONS", "result_view",
+           "diff_counts", "subagent_label", "questions", "string_arg", "int_arg", "edit_pair", "EXIT_STATUS",
+           "NUMBERED_LINE"]
 
 _KINDS = {
     "shell": ("bash", "sh", "shell", "pwsh", "powershell", "exec", "run_command", "terminal_send", "execute"),
@@ -43,8 +44,8 @@ _KINDS = {
 _KIND_OF = {name: kind for kind, names in _KINDS.items() for name in names}
 TOOL_ICONS = {"shell": "$", "read": "≡", "write": "✎", "edit": "±", "code": "λ", "todo": "☑", "web": "⌕",
               "search": "⌕", "agent": "⇢", "question": "?", "plan": "☰", "generic": "⚙"}
-_EXIT = re.compile(r"\[exit code: (-?\d+)\]")
-_NUMBERED = re.compile(r"^\s*(\d+)(?:[:\t|] ?|\u2192)(.*)$")  # \u2192: Claude Code's `cat -n` arrow
+EXIT_STATUS = re.compile(r"\[exit code: (-?\d+)\]")
+NUMBERED_LINE = re.compile(r"^\s*(\d+)(?:[:\t|] ?|\u2192)(.*)$")  # \u2192: Claude Code's `cat -n` arrow
 _SUMMARY = 120
 
 
@@ -69,7 +70,7 @@ def tool_arguments(arguments: Any) -> dict[str, Any] | None:
     return None
 
 
-def _s(args: dict[str, Any], *keys: str) -> str | None:
+def string_arg(args: dict[str, Any], *keys: str) -> str | None:
     for key in keys:
         value = args.get(key)
         if type(value) is str and value:
@@ -77,7 +78,7 @@ def _s(args: dict[str, Any], *keys: str) -> str | None:
     return None
 
 
-def _n(args: dict[str, Any], *keys: str) -> int | None:
+def int_arg(args: dict[str, Any], *keys: str) -> int | None:
     for key in keys:
         value = args.get(key)
         if type(value) is int:
@@ -85,7 +86,7 @@ def _n(args: dict[str, Any], *keys: str) -> int | None:
     return None
 
 
-def _edit_pair(args: dict[str, Any]) -> tuple[str, str] | None:
+def edit_pair(args: dict[str, Any]) -> tuple[str, str] | None:
     """(old text, new text) of an edit or write, when the arguments hold them."""
     old = args.get("old_str", args.get("old_string", args.get("oldText")))
     new = args.get("new_str", args.get("new_string", args.get("newText")))
@@ -114,11 +115,11 @@ def _read_range(args: dict[str, Any]) -> str:
     rng = args.get("view_range")
     if type(rng) is list and len(rng) == 2 and all(type(x) is int for x in rng):
         return f" (lines {rng[0]}–{rng[1]})" if rng[1] >= 0 else f" (from line {rng[0]})"
-    start = _n(args, "start_line", "line_start")
-    end = _n(args, "end_line", "line_end")
+    start = int_arg(args, "start_line", "line_start")
+    end = int_arg(args, "end_line", "line_end")
     if start is not None and end is not None:
         return f" (lines {start}–{end})"
-    offset, limit = _n(args, "offset"), _n(args, "limit")
+    offset, limit = int_arg(args, "offset"), int_arg(args, "limit")
     if offset is not None and limit is not None:
         return f" (lines {offset}–{offset + limit - 1})" if offset > 0 else f" (lines 1–{limit})"
     if offset is not None:
@@ -154,20 +155,20 @@ def tool_summary(name: Any, arguments: Any) -> str:
     kind = tool_kind(name)
     what = ""
     if kind == "shell":
-        what = first_line(_s(args, "command", "cmd", "script", "input") or "", _SUMMARY)
+        what = first_line(string_arg(args, "command", "cmd", "script", "input") or "", _SUMMARY)
     elif kind in ("read", "write", "edit"):
-        path = _s(args, "path", "file_path", "filePath", "filename") or ""
+        path = string_arg(args, "path", "file_path", "filePath", "filename") or ""
         if kind == "read" or args.get("command") == "view":
             what = path + _read_range(args)
         else:
-            pair = _edit_pair(args)
+            pair = edit_pair(args)
             if pair is not None:
                 added, removed = diff_counts(*pair)
                 what = f"{path} +{added} −{removed}"
             else:
-                what = " ".join(x for x in (_s(args, "command") or "", path) if x)
+                what = " ".join(x for x in (string_arg(args, "command") or "", path) if x)
     elif kind == "code":
-        what = first_line(_s(args, "description") or _s(args, "code") or "", _SUMMARY)
+        what = first_line(string_arg(args, "description") or string_arg(args, "code") or "", _SUMMARY)
     elif kind == "todo":
         todos = args.get("todos")
         if type(todos) is list:
@@ -177,32 +178,32 @@ def tool_summary(name: Any, arguments: Any) -> str:
         queries = args.get("queries")
         if type(queries) is list:
             what = "; ".join(str(q) for q in queries if type(q) is str)
-        what = first_line(what or _s(args, "url", "query", "q") or "", _SUMMARY)
+        what = first_line(what or string_arg(args, "url", "query", "q") or "", _SUMMARY)
     elif kind == "search":
-        pattern = _s(args, "pattern", "query", "regex", "glob") or ""
-        path = _s(args, "path", "dir", "directory") or ""
+        pattern = string_arg(args, "pattern", "query", "regex", "glob") or ""
+        path = string_arg(args, "path", "dir", "directory") or ""
         what = pattern + (f" in {path}" if path and pattern else path)
     elif kind == "question":
-        what = "; ".join(_questions(args))
+        what = "; ".join(questions(args))
     elif kind == "plan":
-        what = first_line(_s(args, "plan", "summary", "title") or "", _SUMMARY)
+        what = first_line(string_arg(args, "plan", "summary", "title") or "", _SUMMARY)
     elif kind == "agent":
-        what = first_line(_s(args, "description", "prompt", "message", "task") or "", _SUMMARY)
+        what = first_line(string_arg(args, "description", "prompt", "message", "task") or "", _SUMMARY)
         if not what and type(args.get("meta")) is dict:
-            what = first_line(_s(args["meta"], "name", "description") or "", _SUMMARY)
+            what = first_line(string_arg(args["meta"], "name", "description") or "", _SUMMARY)
     if not what:
         what = _plain_args(args)
     return f"{label}: {first_line(what, _SUMMARY)}" if what else label
 
 
-def _questions(args: dict[str, Any]) -> list[str]:
+def questions(args: dict[str, Any]) -> list[str]:
     qs = args.get("questions")
     if type(qs) is not list:
         qs = [args]
     out = []
     for q in qs:
         if type(q) is dict:
-            text = _s(q, "question", "text", "prompt")
+            text = string_arg(q, "question", "text", "prompt")
             if text:
                 out.append(text)
         elif type(q) is str and q:
@@ -215,130 +216,11 @@ def subagent_label(name: Any, arguments: Any) -> str | None:
     if tool_kind(name) != "agent":
         return None
     args = tool_arguments(arguments)
-    return _s(args, "description", "label") if args is not None else None
+    return string_arg(args, "description", "label") if args is not None else None
 
 
 def subcall_summary(call: ToolSubcall) -> str:
     return tool_summary(call.name, call.arguments)
-
-
-# --- bodies ------------------------------------------------------------------------------------------------------
-
-def _side(prefix: str, path: str) -> str:
-    """``a/x.py`` for a relative path, ``a/abs/x.py`` for an absolute one (no doubled slash)."""
-    return f"{prefix}/{path.lstrip('/')}"
-
-
-def _diff_html(old: str, new: str, path: str) -> str:
-    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), fromfile=_side("a", path), tofile=_side("b", path),
-                                      lineterm="", n=3))
-    out = []
-    for line in lines[2:] if len(lines) > 2 else lines:
-        css = "hunk" if line.startswith("@@") else "add" if line.startswith("+") else (
-            "del" if line.startswith("-") else "ctx")
-        out.append(f'<span class="{css}">{escape(line) or " "}</span>')
-    return f'<pre class="diff" aria-label="Diff of {escape(path)}">{"".join(out)}</pre>'
-
-
-def _numbered_html(text: str, start: int = 1) -> str:
-    """Lines in a table with their numbers: the numbers a read result printed (``12: text``), else counted."""
-    rows = []
-    lines = text.split("\n")
-    numbered = sum(1 for line in lines if _NUMBERED.match(line)) >= max(1, len(lines) // 2)
-    for i, line in enumerate(lines):
-        m = _NUMBERED.match(line) if numbered else None
-        if numbered and m is None:
-            rows.append(f'<tr><td class="ln"></td><td>{escape(line)}</td></tr>')
-            continue
-        number, body = (m.group(1), m.group(2)) if m is not None else (str(start + i), line)
-        rows.append(f'<tr><td class="ln">{number}</td><td>{escape(body)}</td></tr>')
-    return f'<table class="lines"><tbody>{"".join(rows)}</tbody></table>'
-
-
-def _read_content(text: str) -> str:
-    """The file part of a read result (``<content>…</content>``), else the whole text."""
-    start = text.find("<content>\n")
-    end = text.rfind("</content>")
-    if start >= 0 and end > start:
-        return text[start + len("<content>\n"):end].rstrip("\n")
-    return text
-
-
-def _terminal_html(command: str, output: str | None, *, error: bool) -> str:
-    parts = [f'<span class="prompt">$ </span>{escape(command)}\n']
-    if output is not None:
-        exit_match = _EXIT.search(output)
-        shown = _EXIT.sub("", output).rstrip("\n") if exit_match else output.rstrip("\n")
-        parts.append(escape(shown))
-        if exit_match is not None:
-            code = exit_match.group(1)
-            parts.append(f'<span class="exit{"" if code == "0" else " exit-bad"}">exit status {escape(code)}</span>')
-        elif error:
-            parts.append('<span class="exit exit-bad">failed</span>')
-        else:
-            parts.append('<span class="exit">done</span>')
-    else:
-        parts.append('<span class="exit">no result yet</span>')
-    return f'<pre class="terminal" aria-label="Terminal">{"".join(parts)}</pre>'
-
-
-def _checklist_html(todos: list[Any]) -> str:
-    items = []
-    for t in todos:
-        if type(t) is not dict:
-            continue
-        status = t.get("status")
-        text = t.get("content", t.get("text", t.get("title")))
-        mark = "☑" if status in ("completed", "done") else "◐" if status == "in_progress" else "☐"
-        css = "done" if status in ("completed", "done") else "todo"
-        items.append(f'<li class="{css}" data-status="{escape(status)}">{mark} {escape(text)}</li>')
-    return f'<ul class="checklist">{"".join(items)}</ul>'
-
-
-def _web_html(args: dict[str, Any]) -> str:
-    bits = []
-    url = _s(args, "url", "href")
-    if url is not None:
-        if is_safe_link(url) and not url.startswith(("#", "mailto:")):
-            bits.append(f'<a href="{escape(url)}" target="_blank" rel="noopener noreferrer nofollow">'
-                        f'{escape(url)}</a>')
-        else:
-            bits.append(f'<span class="unsafe-url">{escape(url)}</span>')
-    queries = args.get("queries")
-    if type(queries) is not list:
-        queries = [args.get("query", args.get("q"))]
-    for q in queries:
-        if type(q) is str and q:
-            bits.append(f'<div class="web-query">⌕ {escape(q)}</div>')
-    return f'<div class="web-card">{"".join(bits)}</div>' if bits else ""
-
-
-def _result_html(result: str, *, error: bool) -> str:
-    stripped = result.strip()
-    if stripped.startswith(("{", "[")) and len(stripped) <= HIGHLIGHT_LIMIT:
-        try:
-            pretty = json.dumps(json.loads(stripped), ensure_ascii=False, indent=2)
-        except ValueError:
-            pretty = None
-        if pretty is not None:
-            return code_html(pretty, "json")
-    return f'<div class="plain-pre{" is-error" if error else ""}">{escape(result)}</div>'
-
-
-def _section(label: str, inner: str, css: str = "") -> str:
-    return (f'<div class="tool-section{(" " + css) if css else ""}"><div class="section-label">{escape(label)}</div>'
-            f'{inner}</div>')
-
-
-def _subcalls_html(calls: list[ToolSubcall]) -> str:
-    rows = []
-    for call in calls:
-        text = blocks_text(call.blocks) if call.blocks is not UNSET else ""
-        status = call.status if call.status in ("running", "done", "error") else "done"
-        body = f'<div class="plain-pre">{escape(text)}</div>' if text else ""
-        rows.append(f'<div class="subcall"><span class="dot dot-{status}" aria-label="{status}"></span>'
-                    f'<span class="tool-summary">{escape(subcall_summary(call))}</span>{body}</div>')
-    return f'<div class="subcalls" aria-label="Nested calls">{"".join(rows)}</div>'
 
 
 def result_view(data: ToolData) -> dict[str, Any]:
@@ -346,214 +228,3 @@ def result_view(data: ToolData) -> dict[str, Any]:
     result = data.result
     view = result.view if result is not UNSET else UNSET
     return view if type(view) is dict else {}
-
-
-def _shell_view_html(command: str, view: dict[str, Any]) -> str:
-    """A terminal from a reader's structured side copy: stdout, stderr apart, the exit status and an interruption
-    as recorded (the model got the result text; this is what the terminal showed)."""
-    parts = [f'<span class="prompt">$ </span>{escape(command)}\n']
-    stdout, stderr = view.get("stdout"), view.get("stderr")
-    if type(stdout) is str and stdout:
-        parts.append(escape(stdout.rstrip("\n")) + "\n")
-    if type(stderr) is str and stderr:
-        parts.append(f'<span class="stderr">{escape(stderr.rstrip(chr(10)))}</span>\n')
-    code = view.get("exitCode")
-    if view.get("interrupted") is True:
-        parts.append('<span class="exit exit-bad">interrupted</span>')
-    elif type(code) is int:
-        parts.append(f'<span class="exit{"" if code == 0 else " exit-bad"}">exit status {code}</span>')
-    else:
-        parts.append('<span class="exit">done</span>')
-    return f'<pre class="terminal" aria-label="Terminal">{"".join(parts)}</pre>'
-
-
-def _patch_html(patch: list[Any], path: str) -> str | None:
-    """A recorded structured patch (``[{oldStart, oldLines, newStart, newLines, lines}]``) as a unified diff."""
-    out = []
-    for hunk in patch:
-        if type(hunk) is not dict or type(hunk.get("lines")) is not list:
-            return None
-        nums = [hunk.get(k) for k in ("oldStart", "oldLines", "newStart", "newLines")]
-        if all(type(n) is int for n in nums):
-            out.append(f'<span class="hunk">@@ -{nums[0]},{nums[1]} +{nums[2]},{nums[3]} @@</span>')
-        for line in hunk["lines"]:
-            if type(line) is not str:
-                continue
-            css = "add" if line.startswith("+") else "del" if line.startswith("-") else "ctx"
-            out.append(f'<span class="{css}">{escape(line) or " "}</span>')
-    if not out:
-        return None
-    return f'<pre class="diff" aria-label="Diff of {escape(path)}">{"".join(out)}</pre>'
-
-
-def _edits_html(args: dict[str, Any], view: dict[str, Any], path: str) -> str | None:
-    """Several edits of one file (MultiEdit's ``edits``, or the result view's): one diff each; else the
-    recorded patch."""
-    edits = args.get("edits")
-    pairs = []
-    if type(edits) is list:
-        for e in edits:
-            if type(e) is dict:
-                old = e.get("old_string", e.get("old_str", e.get("oldText")))
-                new = e.get("new_string", e.get("new_str", e.get("newText")))
-                if type(old) is str and type(new) is str:
-                    pairs.append((old, new))
-    if not pairs and type(view.get("edits")) is list:
-        pairs = [(e["old"], e["new"]) for e in view["edits"]
-                 if type(e) is dict and type(e.get("old")) is str and type(e.get("new")) is str]
-    if pairs:
-        return "".join(_diff_html(old, new, path) for old, new in pairs)
-    if type(view.get("patch")) is list:
-        return _patch_html(view["patch"], path)
-    return None
-
-
-def tool_kind_body(data: ToolData, result: str | None, *, error: bool) -> str | None:
-    """The expanded body by tool kind, or None when the generic body should be used (unknown tool, or arguments
-    without the fields the kind needs). Bounded: callers pass results already cut to their size limit."""
-    kind = tool_kind(data.name)
-    args = tool_arguments(data.arguments)
-    if kind == "generic" or args is None:
-        return None
-    view = result_view(data)
-    res = "" if result is None else _section("Error" if error else "Result", _result_html(result, error=error),
-                                             "tool-result is-error" if error else "tool-result")
-    if kind == "shell":
-        command = _s(args, "command", "cmd", "script", "input")
-        if command is None:
-            return None
-        if view.get("kind") == "shell":
-            return _shell_view_html(command, view)
-        return _terminal_html(command, result, error=error)
-    if kind in ("write", "edit"):
-        pair = _edit_pair(args)
-        path = _s(args, "path", "file_path", "filePath", "filename") or "file"
-        if pair is None:
-            several = _edits_html(args, view, path)
-            return None if several is None else several + res
-        return _diff_html(pair[0], pair[1], path) + res
-    if kind == "read":
-        if result is None or error:
-            return None  # nothing to number: the generic body shows the arguments and the error
-        return _section("Lines", _numbered_html(_read_content(result)))
-    if kind == "code":
-        code = _s(args, "code", "source", "program")
-        if code is None:
-            return None
-        language = _s(args, "language", "lang") or "javascript"
-        subcalls = _subcalls_html(data.subcalls) if data.subcalls is not UNSET and data.subcalls else ""
-        return _section("Program", code_html(code.strip("\n"), language)) + subcalls + res
-    if kind == "todo":
-        todos = args.get("todos")
-        if type(todos) is not list:
-            return None
-        return _checklist_html(todos) + res
-    if kind == "web":
-        card = _web_html(args)
-        return (card + res) if card else None
-    if kind == "question":
-        asked = _questions(args)
-        if not asked:
-            return None
-        items = "".join(f"<li>{escape(q)}</li>" for q in asked)
-        answer = "" if result is None else _section("Error" if error else "Answer",
-                                                    f'<div class="plain-pre">{escape(result)}</div>')
-        return _section("Asked", f'<ul class="questions">{items}</ul>') + answer
-    if kind == "plan":
-        plan = _s(args, "plan", "summary")
-        if plan is None:
-            return None
-        review = "" if result is None else _section("Rejected" if error else "Review",
-                                                    f'<div class="plain-pre">{escape(result)}</div>')
-        return _section("Plan", f'<div class="plain-pre">{escape(plan)}</div>') + review
-    return None
-
-
-# --- plain-text bodies (Markdown export) -------------------------------------------------------------------------
-
-def _diff_text(old: str, new: str, path: str) -> str:
-    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), fromfile=_side("a", path), tofile=_side("b", path),
-                                 lineterm="", n=3)
-    return "\n".join(lines)
-
-
-def _patch_text(patch: list[Any]) -> str | None:
-    out = []
-    for hunk in patch:
-        if type(hunk) is not dict or type(hunk.get("lines")) is not list:
-            return None
-        nums = [hunk.get(k) for k in ("oldStart", "oldLines", "newStart", "newLines")]
-        if all(type(n) is int for n in nums):
-            out.append(f"@@ -{nums[0]},{nums[1]} +{nums[2]},{nums[3]} @@")
-        out.extend(line for line in hunk["lines"] if type(line) is str)
-    return "\n".join(out) or None
-
-
-def tool_text_parts(data: ToolData, result: str | None, *, error: bool) -> list[tuple[str, str, str]] | None:
-    """The body of a tool call as labelled plain-text parts ``(label, text, language)`` by tool kind (a diff for an
-    edit, the terminal for a command, the program for code, a checklist for todos; ``language`` ``"list"`` is
-    Markdown list text, not code), or None for the generic body (arguments as JSON)."""
-    kind = tool_kind(data.name)
-    args = tool_arguments(data.arguments)
-    if kind == "generic" or args is None:
-        return None
-    view = result_view(data)
-    tail = [] if result is None else [("Error" if error else "Result", result, "")]
-    if kind == "shell":
-        command = _s(args, "command", "cmd", "script", "input")
-        if command is None:
-            return None
-        lines = [f"$ {command}"]
-        if view.get("kind") == "shell":
-            for key in ("stdout", "stderr"):
-                text = view.get(key)
-                if type(text) is str and text:
-                    lines.append(text.rstrip("\n"))
-            code = view.get("exitCode")
-            if view.get("interrupted") is True:
-                lines.append("(interrupted)")
-            elif type(code) is int:
-                lines.append(f"(exit status {code})")
-        elif result is not None:
-            lines.append(result.rstrip("\n"))
-        return [("Terminal", "\n".join(lines), "console")]
-    if kind in ("write", "edit"):
-        path = _s(args, "path", "file_path", "filePath", "filename") or "file"
-        pair = _edit_pair(args)
-        diffs: list[str] = []
-        if pair is not None:
-            diffs.append(_diff_text(pair[0], pair[1], path))
-        elif type(args.get("edits")) is list:
-            for e in args["edits"]:
-                if type(e) is dict:
-                    old = e.get("old_string", e.get("old_str", e.get("oldText")))
-                    new = e.get("new_string", e.get("new_str", e.get("newText")))
-                    if type(old) is str and type(new) is str:
-                        diffs.append(_diff_text(old, new, path))
-        if not diffs and type(view.get("patch")) is list:
-            patch = _patch_text(view["patch"])
-            if patch:
-                diffs.append(patch)
-        if not diffs:
-            return None
-        return [("Diff", "\n".join(diffs), "diff"), *tail]
-    if kind == "code":
-        code = _s(args, "code", "source", "program")
-        if code is None:
-            return None
-        return [("Program", code.strip("\n"), _s(args, "language", "lang") or "javascript"), *tail]
-    if kind == "todo":
-        todos = args.get("todos")
-        if type(todos) is not list:
-            return None
-        items = []
-        for t in todos:
-            if type(t) is dict:
-                text = t.get("content", t.get("text", t.get("title")))
-                status = t.get("status")
-                mark = "x" if status in ("completed", "done") else " "
-                extra = " (in progress)" if status == "in_progress" else ""
-                items.append(f"- [{mark}] {text}{extra}")
-        return [("Todos", "\n".join(items), "list"), *tail]
-    return None
-

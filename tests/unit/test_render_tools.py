@@ -118,7 +118,7 @@ def test_question_and_plan_review_rows() -> None:
 
 
 def test_read_result_numbers_from_claude_code_arrows_keep_indentation() -> None:
-    from assembler.render.tools import _numbered_html
+    from assembler.render.toolbodies import numbered_html as _numbered_html
 
     html = _numbered_html("    95\u2192  }\n    96\u2192x")
     assert '<td class="ln">95</td><td>  }</td>' in html and '<td class="ln">96</td><td>x</td>' in html
