@@ -20,6 +20,7 @@ from typing import Any
 from msgspec import UNSET
 
 from ..views import ToolData, ToolSubcall
+from .codex_tools import command_of, envelope_span, patch_html, patch_of, patch_summary, plan_items
 from .markdown import HIGHLIGHT_LIMIT, code_html, escape, is_safe_link
 from .texts import blocks_text, first_line
 
@@ -27,13 +28,14 @@ __all__ = ["tool_kind", "tool_arguments", "tool_summary", "subcall_summary", "to
            "diff_counts", "subagent_label"]
 
 _KINDS = {
-    "shell": ("bash", "sh", "shell", "pwsh", "powershell", "exec", "run_command", "terminal_send", "execute"),
+    "shell": ("bash", "sh", "shell", "pwsh", "powershell", "exec", "run_command", "terminal_send", "execute",
+              "exec_command", "shell_command", "local_shell"),
     "read": ("read", "read_file", "view", "view_file", "cat", "read_image"),
     "write": ("write", "write_file", "create_file", "write_remote"),
     "edit": ("edit", "edit_file", "str_replace", "str_replace_editor", "str_replace_based_edit_tool", "multi_edit",
              "multiedit", "apply_patch"),
     "code": ("run_code",),
-    "todo": ("todo_write", "todowrite", "todo", "update_todos"),
+    "todo": ("todo_write", "todowrite", "todo", "update_todos", "update_plan"),
     "web": ("web_search", "web_fetch", "fetch", "websearch", "webfetch", "search_web", "browse"),
     "search": ("glob", "grep", "find", "search", "rg", "ls", "list_files"),
     "agent": ("subagent", "subagent_codex", "subagent_fork", "task", "agent", "workflow", "send_message"),
@@ -146,6 +148,8 @@ def tool_summary(name: Any, arguments: Any) -> str:
     """One line for the collapsed row: ``name: what it does``, never raw JSON."""
     label = name if type(name) is str and name else "tool"
     args = tool_arguments(arguments)
+    if tool_kind(name) == "edit" and (files := patch_of(arguments, args)) is not None:  # Codex apply_patch
+        return f"{label}: {patch_summary(files)}"
     if args is None:
         raw = arguments if type(arguments) is str else ""
         if raw.lstrip().startswith(("{", "[")):
@@ -154,7 +158,7 @@ def tool_summary(name: Any, arguments: Any) -> str:
     kind = tool_kind(name)
     what = ""
     if kind == "shell":
-        what = first_line(_s(args, "command", "cmd", "script", "input") or "", _SUMMARY)
+        what = first_line(command_of(args) or "", _SUMMARY)
     elif kind in ("read", "write", "edit"):
         path = _s(args, "path", "file_path", "filePath", "filename") or ""
         if kind == "read" or args.get("command") == "view":
@@ -169,7 +173,7 @@ def tool_summary(name: Any, arguments: Any) -> str:
     elif kind == "code":
         what = first_line(_s(args, "description") or _s(args, "code") or "", _SUMMARY)
     elif kind == "todo":
-        todos = args.get("todos")
+        todos = args.get("todos") if type(args.get("todos")) is list else plan_items(args)
         if type(todos) is list:
             done = sum(1 for t in todos if type(t) is dict and t.get("status") in ("completed", "done"))
             what = f"{len(todos)} item{'s' if len(todos) != 1 else ''}, {done} done"
@@ -270,8 +274,8 @@ def _terminal_html(command: str, output: str | None, *, error: bool) -> str:
             parts.append(f'<span class="exit{"" if code == "0" else " exit-bad"}">exit status {escape(code)}</span>')
         elif error:
             parts.append('<span class="exit exit-bad">failed</span>')
-        else:
-            parts.append('<span class="exit">done</span>')
+        else:  # a Codex output envelope says how the process ended
+            parts.append(envelope_span(output) or '<span class="exit">done</span>')
     else:
         parts.append('<span class="exit">no result yet</span>')
     return f'<pre class="terminal" aria-label="Terminal">{"".join(parts)}</pre>'
@@ -341,12 +345,15 @@ def tool_kind_body(data: ToolData, result: str | None, *, error: bool) -> str | 
     without the fields the kind needs). Bounded: callers pass results already cut to their size limit."""
     kind = tool_kind(data.name)
     args = tool_arguments(data.arguments)
-    if kind == "generic" or args is None:
+    files = patch_of(data.arguments, args) if kind == "edit" else None  # Codex apply_patch
+    if files is None and (kind == "generic" or args is None):
         return None
     res = "" if result is None else _section("Error" if error else "Result", _result_html(result, error=error),
                                              "tool-result is-error" if error else "tool-result")
+    if files is not None or args is None:  # (no arguments object only for a patch)
+        return patch_html(files or []) + res
     if kind == "shell":
-        command = _s(args, "command", "cmd", "script", "input")
+        command = command_of(args)
         if command is None:
             return None
         return _terminal_html(command, result, error=error)
@@ -368,7 +375,7 @@ def tool_kind_body(data: ToolData, result: str | None, *, error: bool) -> str | 
         subcalls = _subcalls_html(data.subcalls) if data.subcalls is not UNSET and data.subcalls else ""
         return _section("Program", code_html(code.strip("\n"), language)) + subcalls + res
     if kind == "todo":
-        todos = args.get("todos")
+        todos = args.get("todos") if type(args.get("todos")) is list else plan_items(args)
         if type(todos) is not list:
             return None
         return _checklist_html(todos) + res
