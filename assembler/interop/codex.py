@@ -16,8 +16,8 @@ Rules:
    input (so the surface keeps the model's order), at a turn end, or at ``close_tail``. The step itself ends when
    its response is closed and every call of it has an output, or when the next step opens.
 4. Usage (§2.8): a ``token_count`` counts only when ``total_token_usage`` changed; its ``last_token_usage`` is the
-   step's usage. A counted one with no open response opens a step of its own (usage only), so the session's usage
-   always sums to the last total. A repeated one is raw, ``duplicateOf`` the usage chunk it repeats.
+   step's usage. A counted one with no open response (inside a turn) opens a step of its own (usage only), so the
+   session's usage sums to the last total. A repeated one is raw, ``duplicateOf`` the usage chunk it repeats.
 5. Tools: every ``*_call`` is a ``tool-call`` block and a ``tool/call``; every ``*_output`` a ``tool/result`` by
    ``call_id`` wherever it falls; completion events (``exec_command_end``...) go to the result's ``meta`` (or stay
    raw, ``duplicateOf`` the result, when they come after it). Pure and sans-I/O.
@@ -65,6 +65,7 @@ class CodexReader(LineReader):
         self.side: dict[str, dict[str, Any]] = {}  # call id -> meta from a completion event before its output
         self.compaction: int | None = None  # the last compaction/start seq
         self.time = 0  # the last recorded time
+        self.notice: str | None = None  # set by a handler: its raw record is a notice with this text
         self.copies = Copies(self)
 
     # -- input ---------------------------------------------------------------------------------------------------
@@ -97,7 +98,8 @@ class CodexReader(LineReader):
         if handler is None and kind[0] == "bare" and rec is not None:
             handler = HANDLERS.get(("response_item", kind[1]))
         dup = handler(self, held) if handler is not None else None
-        out.end(duplicate_of=dup, time=time)
+        notice, self.notice = self.notice, None
+        out.end(duplicate_of=dup, notice=notice, time=time)
         self.copies.patch(paired)
 
     def flush(self) -> None:

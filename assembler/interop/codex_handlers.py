@@ -22,6 +22,7 @@ from .codex_records import (
     FunctionCall,
     LocalShellCall,
     Message,
+    Notice,
     Reasoning,
     SessionMeta,
     TaskComplete,
@@ -236,6 +237,12 @@ def _thread_name(r: CodexReader, h: Held) -> int | None:
     return None
 
 
+def _notice(r: CodexReader, h: Held) -> int | None:
+    rec: Notice = h.record
+    r.notice = rec.message or h.kind[1].replace("_", " ")  # kept raw, shown as a notice
+    return None
+
+
 Handler = Callable[["CodexReader", Held], "int | None"]
 HANDLERS: dict[tuple[str, str], Handler] = {
     ("session_meta", ""): _session_meta,
@@ -257,4 +264,5 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("event_msg", "turn_aborted"): _turn_aborted,
     ("event_msg", "context_compacted"): _context_compacted,
     ("event_msg", "thread_name_updated"): _thread_name,
+    **{("event_msg", t): _notice for t in ("error", "warning", "stream_error")},
 }

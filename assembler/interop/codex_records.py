@@ -38,6 +38,7 @@ __all__ = [
     "TokenUsage",
     "ToolEnd",
     "ThreadName",
+    "Notice",
     "Kind",
     "classify",
     "is_tui_recording",
@@ -219,6 +220,12 @@ class ThreadName(_Record, frozen=True):
     thread_name: str | None = None
 
 
+class Notice(_Record, frozen=True):
+    """``error`` / ``warning`` / ``stream_error``: what the harness told the user."""
+
+    message: str | None = None
+
+
 class _Empty(_Record, frozen=True):
     pass
 
@@ -240,7 +247,7 @@ _EVENTS: Final[dict[str, type[_Record]]] = {
     "agent_reasoning_raw_content": AgentText, "task_started": TaskStarted, "task_complete": TaskComplete,
     "turn_aborted": TurnAborted, "token_count": TokenCount, "exec_command_end": ToolEnd,
     "patch_apply_end": ToolEnd, "web_search_end": ToolEnd, "thread_name_updated": ThreadName,
-    "context_compacted": _Empty,
+    "context_compacted": _Empty, "error": Notice, "warning": Notice, "stream_error": Notice,
 }
 _TABLE: Final[dict[str, dict[str, type[_Record]]]] = {"response_item": _ITEMS, "event_msg": _EVENTS}
 _WHOLE: Final[dict[str, type[_Record]]] = {"session_meta": SessionMeta, "turn_context": TurnContext,

@@ -15,6 +15,7 @@ from assembler.interop.base import RAW, SOURCE, LineLoader, read_lines
 from assembler.interop.codex import CodexReader
 from assembler.interop.codex_patch import parse_patch, patch_diff
 from assembler.render import render_section
+from assembler.render.tools import tool_summary
 from assembler.surface import SurfaceManager, derive_messages
 from tests.interop_support import check_log, interop_file, of_type
 
@@ -493,6 +494,9 @@ def test_every_tool_kind_keeps_its_arguments_and_pairs_by_call_id() -> None:
     terminal = render_section(tools["c1"], 0)
     assert 'class="terminal"' in terminal and "exit status 0" in terminal
     assert 'class="terminal"' in render_section(tools["c3"], 0)
+    assert tool_summary("apply_patch", patch) == "apply_patch: a.py +1 −1"
+    assert tool_summary("local_shell", calls["c3"]["arguments"]) == "local_shell: ls -la"
+    assert tool_summary("shell", json.dumps({"command": ["bash", "-lc", "rg -n x"]})) == "shell: rg -n x"
 
 
 def test_an_output_written_before_its_call_is_the_row_and_the_call_only_a_block() -> None:
@@ -527,6 +531,7 @@ def test_update_plan_is_a_checklist_row() -> None:
     (row,) = [n for n in check_log(result).chat if n.kind == "tool"]
     body = render_section(row, 0)
     assert 'class="checklist"' in body and "☑ read" in body and "◐ fix" in body
+    assert tool_summary("update_plan", json.dumps(plan)) == "update_plan: 2 items, 1 done"
 
 
 def test_title_images_and_context_markers() -> None:
@@ -542,6 +547,12 @@ def test_title_images_and_context_markers() -> None:
     assert prompt[1] == {"type": "image", "attachment": {"url": "data:image/png;base64,AAAA",
                                                          "mediaType": "image/png"}}
     assert of_type(result, "session/title")[0]["data"] == {"title": "Fix the bug", "source": {"kind": "recorded"}}
+
+
+def test_error_and_warning_events_are_raw_notices() -> None:
+    result = read([META, event("error", message="stream disconnected"), event("warning", message=None)])
+    check_log(result)
+    assert [e["data"].get("notice") for e in of_type(result, RAW)] == ["stream disconnected", "warning"]
 
 
 def test_live_tail_closes_an_idle_response_and_leaves_the_turn_open() -> None:
