@@ -59,6 +59,11 @@ class LineReader:
     def record(self, line: int, raw: bytes) -> None:
         raise NotImplementedError
 
+    def flush(self) -> None:
+        """Write what the reader holds back waiting for the next line (e.g. a copy that may pair with it); the
+        loader calls it before it stops on an error, so every record before the error is kept (the default holds
+        nothing)."""
+
     def close_tail(self) -> None:
         """Close an open response at the end of what was read (idempotent; the default has nothing open)."""
 
@@ -139,6 +144,11 @@ class LineLoader:
         return len(result.records) - before
 
     def _fail(self, error: SessionFileError) -> None:
+        self.reader.out.end()
+        try:
+            self.reader.flush()
+        except SessionFileError:  # a reader's own failure while writing what it held: the first error stands
+            pass
         self.reader.out.end()
         self.result.error = error
         self._done = True

@@ -19,6 +19,7 @@ from typing import Any
 from msgspec import UNSET
 
 from ..views import ToolData, ToolSubcall
+from .codex_tools import command_of, envelope_span, patch_html, patch_of, patch_text, plan_items
 from .markdown import HIGHLIGHT_LIMIT, code_html, escape, is_safe_link
 from .texts import blocks_text
 from .tools import (
@@ -87,8 +88,8 @@ def _terminal_html(command: str, output: str | None, *, error: bool) -> str:
             parts.append(f'<span class="exit{"" if code == "0" else " exit-bad"}">exit status {escape(code)}</span>')
         elif error:
             parts.append('<span class="exit exit-bad">failed</span>')
-        else:
-            parts.append('<span class="exit">done</span>')
+        else:  # a Codex output envelope says how the process ended
+            parts.append(envelope_span(output) or '<span class="exit">done</span>')
     else:
         parts.append('<span class="exit">no result yet</span>')
     return f'<pre class="terminal" aria-label="Terminal">{"".join(parts)}</pre>'
@@ -218,13 +219,16 @@ def tool_kind_body(data: ToolData, result: str | None, *, error: bool) -> str | 
     without the fields the kind needs). Bounded: callers pass results already cut to their size limit."""
     kind = tool_kind(data.name)
     args = tool_arguments(data.arguments)
-    if kind == "generic" or args is None:
+    files = patch_of(data.arguments, args) if kind == "edit" else None  # Codex apply_patch
+    if files is None and (kind == "generic" or args is None):
         return None
     view = result_view(data)
     res = "" if result is None else _section("Error" if error else "Result", _result_html(result, error=error),
                                              "tool-result is-error" if error else "tool-result")
+    if files is not None or args is None:  # (no arguments object only for a patch)
+        return patch_html(files or []) + res
     if kind == "shell":
-        command = string_arg(args, "command", "cmd", "script", "input")
+        command = command_of(args)
         if command is None:
             return None
         if view.get("kind") == "shell":
@@ -249,7 +253,7 @@ def tool_kind_body(data: ToolData, result: str | None, *, error: bool) -> str | 
         subcalls = _subcalls_html(data.subcalls) if data.subcalls is not UNSET and data.subcalls else ""
         return _section("Program", code_html(code.strip("\n"), language)) + subcalls + res
     if kind == "todo":
-        todos = args.get("todos")
+        todos = args.get("todos") if type(args.get("todos")) is list else plan_items(args)
         if type(todos) is not list:
             return None
         return _checklist_html(todos) + res
@@ -300,12 +304,15 @@ def tool_text_parts(data: ToolData, result: str | None, *, error: bool) -> list[
     Markdown list text, not code), or None for the generic body (arguments as JSON)."""
     kind = tool_kind(data.name)
     args = tool_arguments(data.arguments)
+    tail = [] if result is None else [("Error" if error else "Result", result, "")]
+    files = patch_of(data.arguments, args) if kind == "edit" else None  # Codex apply_patch
+    if files is not None:
+        return [("Diff", patch_text(files), "diff"), *tail]
     if kind == "generic" or args is None:
         return None
     view = result_view(data)
-    tail = [] if result is None else [("Error" if error else "Result", result, "")]
     if kind == "shell":
-        command = string_arg(args, "command", "cmd", "script", "input")
+        command = command_of(args)
         if command is None:
             return None
         lines = [f"$ {command}"]

@@ -20,6 +20,7 @@ from typing import Any
 from msgspec import UNSET
 
 from ..views import ToolData, ToolSubcall
+from .codex_tools import command_of, patch_of, patch_summary, plan_items
 from .markdown import HIGHLIGHT_LIMIT
 from .texts import first_line
 
@@ -28,13 +29,14 @@ __all__ = ["tool_kind", "tool_arguments", "tool_summary", "subcall_summary", "TO
            "NUMBERED_LINE"]
 
 _KINDS = {
-    "shell": ("bash", "sh", "shell", "pwsh", "powershell", "exec", "run_command", "terminal_send", "execute"),
+    "shell": ("bash", "sh", "shell", "pwsh", "powershell", "exec", "run_command", "terminal_send", "execute",
+              "exec_command", "shell_command", "local_shell"),
     "read": ("read", "read_file", "view", "view_file", "cat", "read_image"),
     "write": ("write", "write_file", "create_file", "write_remote"),
     "edit": ("edit", "edit_file", "str_replace", "str_replace_editor", "str_replace_based_edit_tool", "multi_edit",
              "multiedit", "apply_patch"),
     "code": ("run_code",),
-    "todo": ("todo_write", "todowrite", "todo", "update_todos"),
+    "todo": ("todo_write", "todowrite", "todo", "update_todos", "update_plan"),
     "web": ("web_search", "web_fetch", "fetch", "websearch", "webfetch", "search_web", "browse"),
     "search": ("glob", "grep", "find", "search", "rg", "ls", "list_files"),
     "agent": ("subagent", "subagent_codex", "subagent_fork", "task", "agent", "workflow", "send_message"),
@@ -147,6 +149,8 @@ def tool_summary(name: Any, arguments: Any) -> str:
     """One line for the collapsed row: ``name: what it does``, never raw JSON."""
     label = name if type(name) is str and name else "tool"
     args = tool_arguments(arguments)
+    if tool_kind(name) == "edit" and (files := patch_of(arguments, args)) is not None:  # Codex apply_patch
+        return f"{label}: {patch_summary(files)}"
     if args is None:
         raw = arguments if type(arguments) is str else ""
         if raw.lstrip().startswith(("{", "[")):
@@ -155,7 +159,7 @@ def tool_summary(name: Any, arguments: Any) -> str:
     kind = tool_kind(name)
     what = ""
     if kind == "shell":
-        what = first_line(string_arg(args, "command", "cmd", "script", "input") or "", _SUMMARY)
+        what = first_line(command_of(args) or "", _SUMMARY)
     elif kind in ("read", "write", "edit"):
         path = string_arg(args, "path", "file_path", "filePath", "filename") or ""
         if kind == "read" or args.get("command") == "view":
@@ -170,7 +174,7 @@ def tool_summary(name: Any, arguments: Any) -> str:
     elif kind == "code":
         what = first_line(string_arg(args, "description") or string_arg(args, "code") or "", _SUMMARY)
     elif kind == "todo":
-        todos = args.get("todos")
+        todos = args.get("todos") if type(args.get("todos")) is list else plan_items(args)
         if type(todos) is list:
             done = sum(1 for t in todos if type(t) is dict and t.get("status") in ("completed", "done"))
             what = f"{len(todos)} item{'s' if len(todos) != 1 else ''}, {done} done"
