@@ -56,21 +56,24 @@ class SourceError(SessionFileError):
     was wrong. ``location`` is what goes between ``FILE:`` and ``: error:`` on the command line."""
 
     def __init__(self, message: str, line: int | None = None, seq: int | None = None, member: str | None = None,
-                 pointer: str | None = None) -> None:
+                 pointer: str | None = None, column: int | None = None) -> None:
         super().__init__(message, line, seq)
-        self.args = (message, line, seq, member, pointer)
+        self.args = (message, line, seq, member, pointer, column)
         self.member = member
         self.pointer = pointer
+        self.column = column  # 1-based, with ``line``: where a whole JSON document is damaged (FORMATS §7.4)
 
     @property
     def location(self) -> str | None:
         if self.line is not None:
-            return str(self.line)
+            return str(self.line) if self.column is None else f"{self.line}:{self.column}"
         parts = [p for p in (self.member, self.pointer) if p]
         return ":".join(parts) if parts else None
 
     def __str__(self) -> str:
         where = self.location
+        if self.line is not None and self.column is not None:
+            return f"line {self.line}, column {self.column}: {self.message}"
         return f"{where}: {self.message}" if where and self.line is None else super().__str__()
 
 
@@ -160,6 +163,7 @@ class LogBuilder:
         self.header: dict[str, Any] = {"type": "session", "version": 0, "id": session_id, "format": fmt}
         self.header.update({k: v for k, v in header.items() if v is not None})
         self.events: list[dict[str, Any]] = []
+        self.warnings: list[str] = []  # what the reader noticed; ``result()`` shares the list with its LoadResult
         self.turn = 0  # the last turn number used
         self.turn_open = False
         self.step = 0  # the last step number used in the current turn
@@ -381,6 +385,7 @@ class LogBuilder:
     def result(self) -> LoadResult:
         """A ``LoadResult`` over this builder's header and events (the same objects, not copies)."""
         result = LoadResult(self.header, self.events)  # type: ignore[arg-type]  # events are storage records
+        result.warnings = self.warnings
         result.event_count = len(self.events)
         return result
 
@@ -426,6 +431,11 @@ class LineReader:
 
     def finish(self) -> None:
         self.close_tail()
+
+    def salvage(self) -> None:
+        """The input stopped at a bad line: write what the records read before it hold (a reader that holds records
+        back until ``close_tail`` writes them here, so every valid record before the fault is kept). The default
+        holds nothing back. Must not raise."""
 
 
 _decode = msgspec.json.Decoder().decode
@@ -501,6 +511,10 @@ class LineLoader:
         return len(result.records) - before
 
     def _fail(self, error: SessionFileError) -> None:
+        try:
+            self.reader.salvage()
+        except SessionFileError:
+            pass  # the fault being reported stands; what salvage wrote so far is kept
         self.reader.out.end()
         self.result.error = error
         self._done = True
