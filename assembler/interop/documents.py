@@ -28,6 +28,7 @@ __all__ = [
     "openai_blocks",
     "session_logs",
     "stem",
+    "distinct_ids",
 ]
 
 _decode = msgspec.json.Decoder().decode
@@ -193,7 +194,8 @@ def litellm_finish(reason: Any) -> dict[str, Any] | None:
 def openai_blocks(content: Any) -> list[dict[str, Any]]:
     """Content blocks of an OpenAI-style message ``content``: a string is one text block (none when empty); a list
     of parts gives a text block per ``text`` part, an image block per ``image_url`` part, other parts as they are
-    (unknown block types pass through)."""
+    (unknown block types pass through); a part that would pass for one of our block types without its shape (a
+    ``text`` part whose text is not a string) is kept whole as ``{"type": "part", "part": …}``."""
     if type(content) is str:
         return [{"type": "text", "text": content}] if content else []
     blocks: list[dict[str, Any]] = []
@@ -208,9 +210,27 @@ def openai_blocks(content: Any) -> list[dict[str, Any]]:
             image = part.get("image_url")
             url = image.get("url") if type(image) is dict else image
             blocks.append({"type": "image", "attachment": {"url": url}})
-        elif type(part) is dict:
+        elif type(part) is dict and part.get("type") not in ("text", "image", "tool-call", "tool-result",
+                                                             "reasoning"):
             blocks.append(part)
+        else:  # a part of a known block type but not its shape: kept whole under a type of its own
+            blocks.append({"type": "part", "part": part})
     return blocks
+
+
+def distinct_ids(out: LogBuilder, ids: list[str]) -> list[str]:
+    """``ids`` with each one already used by a ``tool/call`` of ``out`` (or earlier in ``ids``) made distinct as
+    ``<id>#2``, ``<id>#3``...: a repeated call id (a record written twice, a damaged file) must not start a second
+    call under the same id. Deterministic."""
+    seen: set[str] = set()
+    out_ids = []
+    for call_id in ids:
+        candidate, n = call_id, 2
+        while out.has_call(candidate) or candidate in seen:
+            candidate, n = f"{call_id}#{n}", n + 1
+        seen.add(candidate)
+        out_ids.append(candidate)
+    return out_ids
 
 
 def stem(file: str, *suffixes: str) -> str:

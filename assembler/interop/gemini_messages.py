@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from msgspec import Struct
 
 from .base import LogBuilder, iso_ms, json_args
+from .documents import distinct_ids
 
 __all__ = ["Message", "Messages", "NOTICE_TYPES", "parts_of", "text_of"]
 
@@ -60,7 +62,7 @@ class Message(Struct, kw_only=True):
     id: str
     type: str
     timestamp: str | None = None
-    content: Any = None
+    content: str | dict[str, Any] | list[Any] | None = None  # a PartListUnion
     model: str | None = None
     thoughts: list[Thought] | None = None
     toolCalls: list[ToolCall] | None = None
@@ -210,7 +212,10 @@ class Messages:
             subject, description = thought.subject or "", thought.description or ""
             text = f"{subject}\n\n{description}" if subject else description
             out.block({"type": "reasoning", "text": text}, iso_ms(thought.timestamp) or time)
-        calls = msg.toolCalls or []
+        recorded = msg.toolCalls or []
+        calls = [c if c.id == i else msgspec.structs.replace(c, id=i)
+                 for c, i in zip(recorded, distinct_ids(out, [c.id for c in recorded]), strict=True)]
+        msg.toolCalls = calls or msg.toolCalls
         inline: list[tuple[str, str, str]] = []  # calls recorded only as functionCall parts
         for k, part in enumerate(parts_of(msg.content)):
             if type(part) is not dict:
@@ -231,6 +236,7 @@ class Messages:
         for call in calls:
             out.block({"type": "tool-call", "id": call.id, "name": call.name, "arguments": json_args(call.args or {})},
                       time)
+        inline = [(i, n, a) for i, (_, n, a) in zip(distinct_ids(out, [c[0] for c in inline]), inline, strict=True)]
         for cid, name, arguments in inline:
             out.block({"type": "tool-call", "id": cid, "name": name, "arguments": arguments}, time)
         usage = usage_of(msg.tokens) if msg.tokens is not None else None
@@ -283,7 +289,7 @@ class Messages:
         wrote = False
         for call in msg.toolCalls or ():
             found = result_of(call.result)
-            if call.id not in entry.calls:
+            if call.id not in entry.calls and not self.out.has_call(call.id):
                 entry.calls.add(call.id)
                 self.call(call, iso_ms(msg.timestamp), entry)
                 wrote = True

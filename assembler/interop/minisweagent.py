@@ -26,6 +26,7 @@ from .base import RAW, LogBuilder, SessionLog, SourceError, json_args, json_type
 from .documents import (
     Elements,
     decode_document,
+    distinct_ids,
     litellm_finish,
     litellm_usage,
     openai_blocks,
@@ -193,6 +194,7 @@ class _Run:
                 own = ids[k] if k < len(ids) else None
                 call_id = own if type(own) is str else (ptr if k == 0 else f"{ptr}#{k}")
                 calls.append((call_id, "bash", json_args({"command": command})))
+        calls = [(i, n, a) for i, (_, n, a) in zip(distinct_ids(out, [c[0] for c in calls]), calls, strict=True)]
         if text:
             out.block({"type": "text", "text": text}, time)
         for call_id, name, arguments in calls:

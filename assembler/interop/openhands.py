@@ -6,7 +6,8 @@ them from the recorded response (its text, ``reasoning_content``, a block per re
 response id, its finish reason), and each action then adds its ``tool/call`` with the model's raw argument string
 (else the JSON of ``args`` without ``thought``). An action with no recorded response is a step of its own whose text
 is ``args.thought``. ``think`` is a reasoning block, never a call (its acknowledgement stays raw). ``finish`` is the
-last call, its ``final_thought``/``thought`` the step's text, and completes the turn. An observation is the
+last call (a block of its step's message, never a ``tool/call``: OpenHands does not run it, so it has no result),
+its ``final_thought``/``thought`` the step's text, and it completes the turn. An observation is the
 ``tool/result`` of the action whose ``id`` is its ``cause`` (else of the pending call its ``tool_call_id`` names);
 ``error`` sets ``isError``; ``extras`` (and ``success``) go to ``meta``; an observation answering no call is plugin
 context the model saw (or raw when empty). ``condensation`` is a compaction (``LogBuilder.replace_surface``) over
@@ -27,7 +28,16 @@ import msgspec
 from msgspec import Struct
 
 from .base import LogBuilder, SessionLog, SourceError, iso_ms, json_args, json_type
-from .documents import Elements, decode_document, litellm_finish, litellm_usage, position, session_logs, stem
+from .documents import (
+    Elements,
+    decode_document,
+    distinct_ids,
+    litellm_finish,
+    litellm_usage,
+    position,
+    session_logs,
+    stem,
+)
 
 __all__ = ["read_trajectory"]
 
@@ -55,6 +65,7 @@ class _Event(Struct, kw_only=True):
     extras: dict[str, Any] | None = None
     cause: int | None = None
     tool_call_metadata: _Metadata | None = None
+    success: bool | None = None
 
 
 def _str(value: Any) -> str:
@@ -205,11 +216,18 @@ class _Trajectory:
             self.think.add(ev.id)
         if rid is None or rid not in self.responses:
             self.step(ev, time, response, rid, call_id, name)
+        if action == "finish":
+            # The call stays a block of the step's message, not a tool/call: OpenHands never runs it, and a call
+            # with no result in a closed turn reads as interrupted.
+            if not self.delegates:
+                out.end_turn({"kind": "completed"}, time)
+            return
         if action in ("think", "message"):
             return
         arguments = next((a for i, _, a in _calls(response) if i == call_id), None)
         if arguments is None:
             arguments = json_args({k: v for k, v in args.items() if k != "thought"})
+        call_id = distinct_ids(out, [call_id])[0]
         out.tool_call(call_id, name, arguments, time)
         self.call_of[ev.id] = call_id
         self.pending.add(call_id)
@@ -222,8 +240,6 @@ class _Trajectory:
             if type(task) is str:
                 data["task"] = task
             out.emit("tool-workflow/agent-start", data, time=time)
-        elif action == "finish" and len(self.delegates) == 0:
-            out.end_turn({"kind": "completed"}, time)
 
     def step(self, ev: _Event, time: int, response: dict[str, Any] | None, rid: str | None, call_id: str,
              name: str) -> None:
@@ -332,6 +348,8 @@ class _Trajectory:
             meta: dict[str, Any] = dict(ev.extras or {})
             if kind and kind != "error":
                 meta["observation"] = kind
+            if ev.success is not None:
+                meta["success"] = ev.success
             out.tool_result(call_id, [{"type": "text", "text": content}] if content else [],
                             is_error=kind == "error", time=time, meta=meta or None, message_id=f"oh-{ev.id}")
             if kind == "delegate" and self.delegates and self.delegates[-1][0] == call_id:

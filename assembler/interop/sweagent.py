@@ -25,7 +25,7 @@ import msgspec
 from msgspec import Struct
 
 from .base import LogBuilder, SessionLog, SourceError, json_args, json_type, pointer
-from .documents import Elements, decode_document, openai_blocks, position, session_logs, stem
+from .documents import Elements, decode_document, distinct_ids, openai_blocks, position, session_logs, stem
 from .minisweagent import read_mini
 from .swe_shared import command_call, exit_reason, model_name, submission_notice
 
@@ -220,6 +220,7 @@ class _Trajectory:
         if not calls and msg.action and msg.action.strip():
             name, arguments = command_call(msg.action)
             calls.append((ptr, name, arguments))
+        calls = [(i, n, a) for i, (_, n, a) in zip(distinct_ids(out, [c[0] for c in calls]), calls, strict=True)]
         for call_id, name, arguments in calls:
             out.block({"type": "tool-call", "id": call_id, "name": name, "arguments": arguments})
         out.message(model=self.model, message_id=ptr)
