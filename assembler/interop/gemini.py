@@ -433,7 +433,15 @@ class GeminiReader(LineReader):
         value = self.decode(raw, _decoder)
         if type(value) is not dict:
             raise SourceError(f"expected a JSON object, got {json_type(value)}", line=line)
-        self.held.append(Rec(line_origin(line), f"line {line}", raw.decode("utf-8", "replace"), value))
+        origin, where = line_origin(line), f"line {line}"
+        messages = value.get("messages")
+        if "sessionId" in value and "projectHash" in value and type(messages) is list:
+            # a whole legacy record on one line (the CLI's loader reads its messages too)
+            meta = {k: v for k, v in value.items() if k != "messages"}
+            self.held.append(Rec(origin, where, compact(meta), meta))
+            self.held += [Rec(origin, f"{where} (messages[{k}])", compact(m), m) for k, m in enumerate(messages)]
+            return
+        self.held.append(Rec(origin, where, raw.decode("utf-8", "replace"), value))
 
     def close_tail(self) -> None:
         held, self.held = self.held, []

@@ -113,6 +113,7 @@ class _Run:
         self.responses: set[str] = set()  # response ids whose usage was counted
         self.task_seen = False
         self.exited = False
+        self.headers = 0
 
     def ptr(self, index: int) -> str:
         return f"{self.base}/{index}"
@@ -131,7 +132,8 @@ class _Run:
             if msg.role == "system":
                 config: dict[str, Any] = {"model": self.model} if self.model else {}
                 self.out.emit("request/header", {"header": {"config": config, "system": _text(msg.content)},
-                                                 "reason": "initial"}, time=time)
+                                                 "reason": "change" if self.headers else "initial"}, time=time)
+                self.headers += 1
             elif msg.role == "assistant":
                 self.assistant(msg, ptr, time)
             elif msg.role == "tool" or (msg.role == "user" and self.task_seen):

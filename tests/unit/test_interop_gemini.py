@@ -338,3 +338,21 @@ def test_jsonl_bad_line_keeps_the_records_before_it() -> None:
     result = read_lines(GeminiReader("s.jsonl"), _jsonl(SESSION[:3]) + b"[1, 2]\n")
     assert result.error is not None and result.error.line == 4 and "expected a JSON object" in result.error.message
     assert len(of_type(result, "user/message")) == 1
+
+
+def test_jsonl_line_holding_a_whole_legacy_record() -> None:
+    legacy = dict(HEAD, messages=[_user("u1", "old prompt", 1), _gemini("g1", "old answer", 2)])
+    result = read_lines(GeminiReader("s.jsonl"), _jsonl([legacy, _user("u2", "new prompt", 3)]))
+    check_log(result)
+    assert [e["data"]["content"][0]["text"] for e in of_type(result, "user/message")] == ["old prompt", "new prompt"]
+    assert result.header["id"] == "sess-1"
+
+
+def test_the_format_table_names_these_readers() -> None:
+    from assembler.formats import by_name, detect, reader_of
+
+    assert reader_of(by_name("gemini-json")) is read_json
+    assert reader_of(by_name("gemini-jsonl")) is GeminiReader
+    assert detect(_jsonl(SESSION), complete=True) is by_name("gemini-jsonl")
+    doc = {"sessionId": "s", "projectHash": "h", "startTime": T.format(0), "messages": [_user("u1", "x", 1)]}
+    assert detect(json.dumps(doc, indent=2).encode(), complete=True) is by_name("gemini-json")

@@ -278,8 +278,16 @@ def test_duplicate_ids_and_wrong_types_are_kept_raw() -> None:
 
 def test_unusable_documents() -> None:
     (log,) = read_trajectory(b'[{"id": 0, "source": "user"}, {"id": 1,', "t.json")
+    check_log(log.result, allow_error=True)
     assert log.result.error is not None and log.result.error.location == "1:40"
     assert "truncated" in log.result.error.message
     (log,) = read_trajectory(b'\n{"id": 0}', "t.json")
     assert log.result.error is not None and log.result.error.location == "2:1"
     assert "expected a JSON array" in log.result.error.message
+
+
+def test_the_format_table_names_this_reader() -> None:
+    from assembler.formats import by_name, detect, reader_of
+
+    assert reader_of(by_name("openhands")) is read_trajectory
+    assert detect(json.dumps(SAMPLE).encode(), complete=True) is by_name("openhands")

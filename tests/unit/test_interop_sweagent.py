@@ -210,6 +210,7 @@ def test_swe_running_trajectory_leaves_the_turn_open() -> None:
 
 def test_swe_invalid_json_names_line_and_column() -> None:
     logs = read_traj(b'{"history": [\n  {"role": "user", "content": "x"},\n  {"role": }\n]}', "t.traj")
+    check_log(logs[0].result, allow_error=True)
     error = logs[0].result.error
     assert error is not None and error.location == "3:12" and "invalid JSON" in error.message
     assert str(error).startswith("line 3, column 12: invalid JSON")
@@ -217,6 +218,7 @@ def test_swe_invalid_json_names_line_and_column() -> None:
 
 def test_swe_history_of_the_wrong_type_is_an_error_with_its_pointer() -> None:
     result = _read(read_traj, {"history": {"role": "user"}, "trajectory": [], "info": {}})
+    check_log(result, allow_error=True)
     assert result.error is not None and result.error.location == "/history"
     assert "expected an array, got an object" in result.error.message
 
@@ -408,6 +410,7 @@ def test_mini_2x_tool_calls_as_recorded() -> None:
 def test_mini_refuses_unusable_documents_with_a_location() -> None:
     truncated = json.dumps(MINI_2X, indent=1).encode()[:300]
     result = read_mini(truncated, "x.traj.json")[0].result
+    check_log(result, allow_error=True)
     assert result.error is not None and result.error.line is not None and result.error.column is not None
     assert "invalid JSON" in result.error.message
     result = _read(read_mini, {"info": {}, "messages": "none"})
@@ -416,3 +419,21 @@ def test_mini_refuses_unusable_documents_with_a_location() -> None:
     assert result.error is not None and result.error.location == "1:3"
     empty = read_mini(b"", "x.traj.json")[0].result
     assert empty.error is None and empty.records == []
+
+
+def test_the_format_table_names_these_readers() -> None:
+    from assembler.formats import by_name, detect, reader_of
+
+    assert reader_of(by_name("swe-agent")) is read_traj
+    assert reader_of(by_name("mini-swe-agent")) is read_mini
+    assert detect(json.dumps(SWE_0X, indent=2).encode(), complete=True) is by_name("swe-agent")
+    for doc in (MINI_OLDEST, MINI_1X, MINI_2X, MINI_TOOLS):
+        assert detect(json.dumps(doc).encode(), complete=True) is by_name("mini-swe-agent")
+
+
+def test_mini_second_system_message_is_a_changed_header() -> None:
+    doc = dict(MINI_2X, messages=[*MINI_2X["messages"][:2], {"role": "system", "content": "new rules"},
+                                  *MINI_2X["messages"][2:]])
+    result = _read(read_mini, doc)
+    check_log(result)
+    assert [h["data"]["reason"] for h in of_type(result, "request/header")] == ["initial", "change"]
