@@ -3,16 +3,16 @@ the ``Messages`` mapper the JSON and JSONL readers (``gemini``) share.
 
 Rules: a ``user`` message is a prompt (``turn/start`` + ``user/message``), unless its parts are
 ``functionResponse``s (newer CLIs record the tool responses sent to the model as a ``user`` message): those are
-results of calls not answered yet, else nothing new. A ``gemini`` message is one step: a reasoning block per
-thought (its subject the first line, the block's title; the description as recorded, literal ``\\n`` kept), the
-content's text (parts marked ``thought`` are reasoning), a ``tool-call`` block per tool call, usage from ``tokens``
-(§2.8: input = ``input - cached + tool``, cache reads ``cached``, output ``output``, reasoning ``thoughts``), then a
-``tool/call`` per call and a ``tool/result`` from each ``functionResponse`` (``output``, or ``error`` with
+results of calls not answered yet (else nothing new), its other parts plugin context. A ``gemini`` message is one
+step: a reasoning block per thought (its subject the first line, the block's title; the description as recorded,
+literal ``\\n`` kept), the content's text (parts marked ``thought`` are reasoning), a ``tool-call`` block per tool
+call, usage from ``tokens`` (§2.8: input = ``input - cached + tool``, cache reads ``cached``, output ``output``,
+reasoning ``thoughts``), then a ``tool/call`` per call (a call recorded only as a ``functionCall`` part is answered
+by a later response) and a ``tool/result`` from each ``functionResponse`` (``output``, or ``error`` with
 ``isError``), with ``status``, ``resultDisplay``, ``displayName`` and ``description`` in ``meta`` (UI text, never
-what the model got); a call with no result yet stays a call without result. A call naming a subagent
-(``agentId``) is linked by ``tool-workflow/agent-start``/``agent-end`` (the child session id). ``info``, ``error``
-and ``warning`` messages are notices. Times are the recorded ``timestamp``s (thoughts and tool calls have their
-own). Pure.
+what the model got); a call with no result yet stays a call without result. A call naming a subagent (``agentId``)
+is linked by ``tool-workflow/agent-start``/``agent-end`` (the child session id). ``info``, ``error`` and ``warning``
+messages are notices. Times are the recorded ``timestamp``s (thoughts and tool calls have their own). Pure.
 """
 
 from __future__ import annotations
@@ -169,6 +169,12 @@ class Messages:
                          if type(p) is dict and type(p.get("functionResponse")) is dict]
             if responses:
                 self.responses(responses, time)
+                rest = [b for b in (_part_block(p) if type(p) is not dict or type(p.get("text")) is not str
+                                    else {"type": "text", "text": p["text"]} for p in parts
+                                    if not (type(p) is dict and "functionResponse" in p)) if b is not None]
+                if rest:  # what the CLI sent beside the responses: context the model saw
+                    out.user_message(rest, time=time, message_id=msg.id,
+                                     source={"kind": "plugin", "plugin": "gemini-cli", "form": "tool-response"})
             else:
                 out.start_turn(time)
                 blocks = [{"type": "text", "text": p["text"]} if type(p) is dict and type(p.get("text")) is str
@@ -176,14 +182,18 @@ class Messages:
                 out.user_message([b for b in blocks if b is not None], time=time, message_id=msg.id)
             self.remember(msg, origin, first, 0)
         elif msg.type == "gemini":
-            self.gemini(msg, time)
-            self.remember(msg, origin, first, out.step)
+            inline = self.gemini(msg, time)
+            self.remember(msg, origin, first, out.step, inline)
         return None
 
-    def remember(self, msg: Message, origin: dict[str, Any], first: int, step: int) -> None:
+    def remember(self, msg: Message, origin: dict[str, Any], first: int, step: int,
+                 inline: list[str] | None = None) -> None:
         entry = Emitted(msg, self.out.turn, step, origin)
         entry.surface = [s for s in range(first, self.out.next_seq)
                          if self.out.events[s].get("surfaceOp") is not None]
+        for call_id in inline or ():  # calls recorded only as functionCall parts: a later response answers them
+            entry.calls.add(call_id)
+            self.pending[call_id] = entry
         for call in msg.toolCalls or ():
             entry.calls.add(call.id)
             if result_of(call.result) is not None:
@@ -203,7 +213,9 @@ class Messages:
             entry.answered.add(call_id)  # type: ignore[arg-type]
             self.result_at(entry, call_id, blocks, error, time, None)  # type: ignore[arg-type]
 
-    def gemini(self, msg: Message, time: int) -> None:
+    def gemini(self, msg: Message, time: int) -> list[str]:
+        """The step of a ``gemini`` message; returns the ids of the calls recorded only as ``functionCall``
+        parts."""
         out = self.out
         thoughts = msg.thoughts or []
         start = iso_ms(thoughts[0].timestamp) if thoughts else 0
@@ -248,6 +260,7 @@ class Messages:
         for call in calls:
             self.call(call, time)
         out.end_step(time)
+        return [c[0] for c in inline]
 
     def call(self, call: ToolCall, time: int, at: Emitted | None = None) -> None:
         """A recorded tool call: its ``tool/call``, the subagent link, and its result when it has one. ``at`` is

@@ -44,7 +44,7 @@ __all__ = ["read_trajectory"]
 FORMAT = "openhands"
 _PLUGIN = "openhands"
 _SURFACE = frozenset({"user/message", "assistant/message", "tool/result"})
-_RAW_ACTIONS = frozenset({"change_agent_state", "recall", "condensation_request"})
+_RAW_ACTIONS = frozenset({"change_agent_state", "recall", "condensation_request", "null"})
 
 
 class _Metadata(Struct, kw_only=True):

@@ -356,3 +356,22 @@ def test_the_format_table_names_these_readers() -> None:
     assert detect(_jsonl(SESSION), complete=True) is by_name("gemini-jsonl")
     doc = {"sessionId": "s", "projectHash": "h", "startTime": T.format(0), "messages": [_user("u1", "x", 1)]}
     assert detect(json.dumps(doc, indent=2).encode(), complete=True) is by_name("gemini-json")
+
+
+def test_jsonl_call_recorded_only_as_a_part_is_answered_by_the_next_response() -> None:
+    model = {"id": "g1", "timestamp": T.format(2), "type": "gemini", "content": [
+        {"text": "thinking aloud", "thought": True},
+        {"functionCall": {"id": "fc-1", "name": "glob", "args": {"pattern": "*.py"}}}]}
+    answer = {"id": "u2", "timestamp": T.format(3), "type": "user", "content": [
+        {"functionResponse": {"id": "fc-1", "name": "glob", "response": {"output": "a.py"}}},
+        {"text": "(2 more files hidden)"}]}
+    result = read_lines(GeminiReader("s.jsonl"), _jsonl([HEAD, _user("u1", "go", 1), model, answer]))
+    check_log(result)
+    content = _message(_made(result, {"line": 3}))["message"]["content"]
+    assert content == [{"type": "reasoning", "text": "thinking aloud"},
+                       {"type": "tool-call", "id": "fc-1", "name": "glob", "arguments": '{"pattern":"*.py"}'}]
+    made = _made(result, {"line": 4})
+    assert _types(made) == ["tool/result", "user/message"]
+    assert made[0]["data"]["message"]["content"][0]["content"] == [{"type": "text", "text": "a.py"}]
+    assert made[1]["data"]["source"] == {"kind": "plugin", "plugin": "gemini-cli", "form": "tool-response"}
+    assert len(of_type(result, "turn/start")) == 1

@@ -1,6 +1,7 @@
 """SWE-agent (``.traj``) and mini-swe-agent (``.traj.json``) readers (FORMATS.md §8, §9): what each record of the
 SWE-agent 1.x fixture becomes, and hand-written samples of the shapes without a fixture (SWE-agent 0.x with a
-sub-agent, mini-swe-agent's oldest bare list, 1.x and 2.x with text actions and with tool calls)."""
+sub-agent, mini-swe-agent's oldest bare list, 1.x and 2.x with text actions and with tool calls). Over 400 lines:
+the two readers of one family share this file (and its samples, which the property test mutates too)."""
 
 from __future__ import annotations
 
