@@ -33,6 +33,7 @@ class LogBuilder:
         self.header: dict[str, Any] = {"type": "session", "version": 0, "id": session_id, "format": fmt}
         self.header.update({k: v for k, v in header.items() if v is not None})
         self.events: list[dict[str, Any]] = []
+        self.warnings: list[str] = []  # what the reader noticed; ``result()`` shares the list with its LoadResult
         self._dropped = 0  # events handed out and forgotten (``drop``)
         self.turn = 0  # the last turn number used
         self.turn_open = False
@@ -278,5 +279,6 @@ class LogBuilder:
     def result(self) -> LoadResult:
         """A ``LoadResult`` over this builder's header and events (the same objects, not copies)."""
         result = LoadResult(self.header, self.events)  # type: ignore[arg-type]  # events are storage records
-        result.event_count = len(self.events)
+        result.warnings = self.warnings
+        result.event_count = self.next_seq
         return result

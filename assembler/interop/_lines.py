@@ -60,9 +60,9 @@ class LineReader:
         raise NotImplementedError
 
     def flush(self) -> None:
-        """Write what the reader holds back waiting for the next line (e.g. a copy that may pair with it); the
-        loader calls it before it stops on an error, so every record before the error is kept (the default holds
-        nothing)."""
+        """Write what the reader holds back waiting for the next line (a Codex copy that may pair with it, Gemini
+        messages not settled yet); the loader calls it when a bad line stops the input, so every valid record
+        before the fault is kept. The default holds nothing back."""
 
     def close_tail(self) -> None:
         """Close an open response at the end of what was read (idempotent; the default has nothing open)."""

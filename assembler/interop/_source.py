@@ -31,21 +31,24 @@ class SourceError(SessionFileError):
     was wrong. ``location`` is what goes between ``FILE:`` and ``: error:`` on the command line."""
 
     def __init__(self, message: str, line: int | None = None, seq: int | None = None, member: str | None = None,
-                 pointer: str | None = None) -> None:
+                 pointer: str | None = None, column: int | None = None) -> None:
         super().__init__(message, line, seq)
-        self.args = (message, line, seq, member, pointer)
+        self.args = (message, line, seq, member, pointer, column)
         self.member = member
         self.pointer = pointer
+        self.column = column  # 1-based, with ``line``: where a whole JSON document is damaged (FORMATS §7.4)
 
     @property
     def location(self) -> str | None:
         if self.line is not None:
-            return str(self.line)
+            return str(self.line) if self.column is None else f"{self.line}:{self.column}"
         parts = [p for p in (self.member, self.pointer) if p]
         return ":".join(parts) if parts else None
 
     def __str__(self) -> str:
         where = self.location
+        if self.line is not None and self.column is not None:
+            return f"line {self.line}, column {self.column}: {self.message}"
         return f"{where}: {self.message}" if where and self.line is None else super().__str__()
 
 

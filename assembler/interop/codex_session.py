@@ -51,8 +51,9 @@ def subagent_of(meta: SessionMeta) -> dict[str, Any] | None:
 def meta_header(meta: SessionMeta, time: int) -> dict[str, Any]:
     """The header fields ``session_meta`` gives (only those it records)."""
     # The thread id is the session's identity: a subagent rollout names its parent by it (FORMATS §5.5).
-    header: dict[str, Any] = {"id": meta.id or None, "sessionId": meta.id, "cwd": meta.cwd, "harnessVersion": meta.cli_version,
-                              "originator": meta.originator, "createdAt": iso_ms(meta.timestamp) or time or None}
+    header: dict[str, Any] = {"id": meta.id or None, "sessionId": meta.id, "cwd": meta.cwd,
+                              "harnessVersion": meta.cli_version, "originator": meta.originator,
+                              "createdAt": iso_ms(meta.timestamp) or time or None}
     sub = subagent_of(meta)
     if sub is not None:
         header["origin"] = "subagent"

@@ -126,7 +126,7 @@ def test_open_call_rollout_header_prompt_and_context() -> None:
     meta = lines[0]["payload"]
     assert result.header["sessionId"] == meta["id"] and result.header["cwd"] == meta["cwd"]
     assert result.header["harnessVersion"] == "0.104.0-alpha.1" and result.header["originator"] == "Codex Desktop"
-    assert result.header["id"] == "019c8a70-dda7-7f33-98ea-f30553347322"  # the thread id (a child names its parent by it)
+    assert result.header["id"] == "019c8a70-dda7-7f33-98ea-f30553347322"  # the thread id: a child names it
     assert result.header["createdAt"] == 1771849178535 and result.header["version"] == 0
     (header,) = of_type(result, "request/header")
     assert header["data"] == {"header": {"config": {"provider": "openai"}, "system": meta["base_instructions"]["text"]},
