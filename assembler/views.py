@@ -261,7 +261,9 @@ class TurnTailData(Struct, frozen=True, omit_defaults=True):
     """``turn-tail`` turn data (ASSEMBLY 5.4); ``closing`` is a reference rather than a copy of the step data.
     Additions: ``steps``/``toolCalls`` (counts, shown where times are not recorded), ``usage`` (``RecordedUsage``)
     and ``models`` (the models of the turn's settled messages, in order of first use). ``ttftMs`` and
-    ``tokensPerSecond`` are left out unless every time they use ``is_recorded_time``."""
+    ``tokensPerSecond`` are left out unless every time they use ``is_recorded_time``. ``durationMs`` and
+    ``turnTtftMs`` are durations the log records itself on ``turn/end`` (another harness's: Claude Code's turn
+    duration, Codex's task duration and time to first token), never computed."""
 
     turn: Any
     seq: int
@@ -275,6 +277,8 @@ class TurnTailData(Struct, frozen=True, omit_defaults=True):
     toolCalls: int | UnsetType = UNSET
     usage: RecordedUsage | UnsetType = UNSET
     models: list[str] | UnsetType = UNSET
+    durationMs: int | float | UnsetType = UNSET
+    turnTtftMs: int | float | UnsetType = UNSET
 
 
 class TrajectoryPartial(Struct, frozen=True):

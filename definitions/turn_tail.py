@@ -37,6 +37,14 @@ _UPDATES = frozenset({"turn/end", "tool/call", "tool/result", "assistant/message
                       "step/end", "llm/retry", "llm/retry-started", *ROW_TYPES})
 
 
+def _recorded_duration(data: dict[str, Any], key: str) -> int | float | None:
+    """A duration in milliseconds the log records on ``turn/end`` (a finite number >= 0), else None."""
+    value = data.get(key)
+    if (type(value) is int or type(value) is float) and math.isfinite(value) and value >= 0:
+        return value
+    return None
+
+
 class TurnTailState:
     """``{turn, end?}`` plus the incremental facts the tail needs."""
 
@@ -278,13 +286,15 @@ class TurnTail(Definition):
         end = state.end.event
         models = state.recorded.models
         recorded = state.recorded.result()
+        duration, turn_ttft = _recorded_duration(data_of(end), "durationMs"), _recorded_duration(data_of(end), "ttftMs")
         value = TurnTailData(
             turn=data_of(end).get("turn", state.turn), seq=end.seq, time=end.time,
             closing=None if closing is None else StepRef(closing.step, closing_seq),  # type: ignore[arg-type]
             branchUnavailable=closing is None or latest != closing_seq,
             ttftMs=UNSET if ttft is None else ttft, tokensPerSecond=UNSET if tps is None else tps,
             tokenUsage=UNSET if usage is None else usage, steps=len(finalized), toolCalls=state.tool_calls,
-            usage=UNSET if recorded is None else recorded, models=models or UNSET)
+            usage=UNSET if recorded is None else recorded, models=models or UNSET,
+            durationMs=UNSET if duration is None else duration, turnTtftMs=UNSET if turn_ttft is None else turn_ttft)
         return LocationData(kind="turn", turn=turn_loc.turn, key=self.kind, value=value)
 
     def build_view_node(self, context: Context) -> ViewNode | None:

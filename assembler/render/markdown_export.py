@@ -35,7 +35,17 @@ from ..views import (
 )
 from .activity import activity_markdown
 from .markdown import escape
-from .texts import blocks_text, command_texts, first_line, input_role, input_text, plural, tool_texts, usage_parts
+from .texts import (
+    blocks_text,
+    command_texts,
+    duration_text,
+    first_line,
+    input_role,
+    input_text,
+    plural,
+    tool_texts,
+    usage_parts,
+)
 from .toolbodies import tool_text_parts
 from .tools import tool_summary
 
@@ -150,8 +160,11 @@ def _tail(data: TurnTailData) -> str:
         bits.append(plural(data.steps, "step"))
     if type(data.toolCalls) is int and data.toolCalls:
         bits.append(plural(data.toolCalls, "tool call"))
-    if type(data.ttftMs) in (int, float):
-        bits.append(f"TTFT {data.ttftMs:.0f} ms")
+    if type(data.durationMs) in (int, float):
+        bits.append(f"Ran for {duration_text(data.durationMs)}")
+    ttft = data.ttftMs if type(data.ttftMs) in (int, float) else data.turnTtftMs
+    if type(ttft) in (int, float):
+        bits.append(f"TTFT {duration_text(ttft)}")
     bits.extend(usage_parts(data))
     if type(data.models) is list and data.models:
         bits.append(", ".join(str(m) for m in data.models))

@@ -177,9 +177,12 @@ def _render_turn_tail(node: ViewNode, data: TurnTailData, ctx: RenderContext, li
     if recorded:
         bits.append(f'<span class="tail-clock">{clock_text(end)}</span>')
     start = ctx.turn_start_times.get(data.turn)
-    if recorded and is_recorded_time(start) and end >= start:  # type: ignore[operator]  # both checked numbers
+    if type(data.durationMs) in (int, float):  # the log records the turn's duration itself
+        bits.append(f'<span class="tail-ran" title="as the log records it">Ran for {duration_text(data.durationMs)}'
+                    '</span>')
+    elif recorded and is_recorded_time(start) and end >= start:  # type: ignore[operator]  # both checked numbers
         bits.append(f'<span class="tail-ran">Ran for {duration_text(end - start)}</span>')  # type: ignore[operator]
-    ttft = data.ttftMs
+    ttft = data.ttftMs if type(data.ttftMs) in (int, float) else data.turnTtftMs
     if type(ttft) in (int, float):
         bits.append(f'<span class="tail-ttft">TTFT {duration_text(ttft)}</span>')
     tps = data.tokensPerSecond
