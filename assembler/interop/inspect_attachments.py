@@ -1,0 +1,134 @@
+"""A sample's ``attachments`` and the references to them (FORMATS.md §6.5): Inspect moves large strings (long
+texts, images as data URLs) out of messages and events into ``attachments{hash: text}`` and leaves
+``attachment://<hash>`` (``tc://<hash>`` before 0.3.4x) in their place.
+
+Rules: a reference is a whole JSON string starting with one of the two prefixes (Inspect's own rule). It resolves
+to the attachment's text, except a media data URL longer than ``MEDIA_INLINE_MAX`` characters, which stays a
+reference: its text is kept once, in the sample's ``attachments`` raw record, instead of once per event that cites
+it (an image is cited by the input message, ``sample_init``, state patches and every later model call). A reference
+with no attachment stays as written, and one warning per missing hash names the JSON pointer of its first use and
+how many other places use it. Resolving copies only the containers on the way to a changed string; the rest is
+shared with the decoded record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from .base import pointer
+
+__all__ = ["ATTACHMENT", "LEGACY_ATTACHMENT", "MEDIA_INLINE_MAX", "Attachments", "is_data_url"]
+
+ATTACHMENT: Final = "attachment://"
+LEGACY_ATTACHMENT: Final = "tc://"
+MEDIA_INLINE_MAX: Final = 256 * 1024
+"""Longest media data URL (characters) copied into an event; a longer one stays a reference or, written inline in
+the source, is shown by its size and kept in the source record only."""
+
+_PREFIXES: Final = (ATTACHMENT, LEGACY_ATTACHMENT)
+
+
+def is_data_url(text: str) -> bool:
+    return text.startswith("data:")
+
+
+class Attachments:
+    """The attachments of one sample. ``table`` maps hash -> text (entries of other types were refused already);
+    ``located`` turns a JSON pointer into the text a warning starts with (it adds the member)."""
+
+    def __init__(self, table: dict[str, str], located: Callable[[str], str]) -> None:
+        self.table = table
+        self._located = located
+        self._missing: dict[str, list[Any]] = {}  # hash -> [first pointer, count]
+
+    @staticmethod
+    def hash_of(text: str) -> str | None:
+        """The hash a reference names, or None when ``text`` is not a reference."""
+        for prefix in _PREFIXES:
+            if text.startswith(prefix):
+                return text[len(prefix):]
+        return None
+
+    def lookup(self, text: str, ptr: str) -> str | None:
+        """The attachment text of the reference ``text`` (None, noted for a warning, when it has none)."""
+        key = self.hash_of(text)
+        if key is None:
+            return None
+        found = self.table.get(key)
+        if found is None:
+            self._miss(key, ptr)
+        return found
+
+    def _miss(self, key: str, ptr: str) -> None:
+        seen = self._missing.get(key)
+        if seen is None:
+            self._missing[key] = [ptr, 0]
+        else:
+            seen[1] += 1
+
+    def text(self, value: str, ptr: str) -> str:
+        """A string with its reference resolved (media over the cap and missing ones stay as written)."""
+        key = self.hash_of(value)
+        if key is None:
+            return value
+        found = self.table.get(key)
+        if found is None:
+            self._miss(key, ptr)
+            return value
+        if len(found) > MEDIA_INLINE_MAX and is_data_url(found):
+            return value
+        return found
+
+    def resolve(self, value: Any, ptr: str) -> Any:
+        """``value`` with every reference inside it resolved (``ptr`` is its JSON pointer, for warnings)."""
+        t = type(value)
+        if t is str:
+            return self.text(value, ptr) if value.startswith(_PREFIXES) else value
+        if t is dict:
+            out: dict[str, Any] | None = None
+            for k, v in value.items():
+                if type(v) in (str, dict, list):
+                    r = self.resolve(v, ptr + pointer(k))
+                    if r is not v:
+                        if out is None:
+                            out = dict(value)
+                        out[k] = r
+            return value if out is None else out
+        if t is list:
+            items: list[Any] | None = None
+            for i, v in enumerate(value):
+                if type(v) in (str, dict, list):
+                    r = self.resolve(v, f"{ptr}/{i}")
+                    if r is not v:
+                        if items is None:
+                            items = list(value)
+                        items[i] = r
+            return value if items is None else items
+        return value
+
+    def scan(self, value: Any, ptr: str) -> None:
+        """Note the references inside ``value`` that have no attachment, resolving nothing (for the parts kept with
+        their references: a model call's input and provider request)."""
+        t = type(value)
+        if t is str:
+            key = self.hash_of(value)
+            if key is not None and key not in self.table:
+                self._miss(key, ptr)
+        elif t is dict:
+            for k, v in value.items():
+                if type(v) in (str, dict, list):
+                    self.scan(v, ptr + pointer(k))
+        elif t is list:
+            for i, v in enumerate(value):
+                if type(v) in (str, dict, list):
+                    self.scan(v, f"{ptr}/{i}")
+
+    def warnings(self) -> list[str]:
+        """One warning per missing attachment, in the order they were first met."""
+        out = []
+        for key, (ptr, more) in self._missing.items():
+            also = f" (and {more} more place{'s' if more != 1 else ''})" if more else ""
+            out.append(f"{self._located(ptr)}: unresolved attachment reference {ATTACHMENT}{key}{also}; "
+                       "shown as written")
+        return out
