@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from .base import LogBuilder, SessionLog, SourceError, iso_ms, json_type, member_origin
-from .inspect_records import DocumentError, EvalErrorRec, EvalSpecRec, convert_at, decode_document
+from .inspect_records import DocumentError, EvalErrorRec, EvalSpecRec, Refusal, convert_at, decode_document
 from .inspect_sample import LogInfo, Part, SampleReader, error_session
 from .inspect_zip import EvalZip, ZipDamage
 
@@ -100,9 +100,9 @@ class _Log:
         info.status = status if type(status) is str else None
         if not started and "status" in value and info.status is None:
             self.warn(member, "/status", f"status is {json_type(value['status'])}, not a string")
-        spec, why = convert_at(value.get("eval"), EvalSpecRec, "/eval")
-        if spec is None:
-            self.warn(member, "/eval", f"eval not understood ({why}); task and model unknown")
+        spec = convert_at(value.get("eval"), EvalSpecRec, "/eval")
+        if isinstance(spec, Refusal):
+            self.warn(member, spec.pointer, f"eval not understood ({spec.reason}); task and model unknown")
         else:
             info.task, info.model, info.run_id, info.eval_id = spec.task, spec.model, spec.run_id, spec.eval_id
             info.created = iso_ms(spec.created)
@@ -114,10 +114,12 @@ class _Log:
         if info.status is not None and info.status != "success":
             notes.append(f"Eval status: {info.status}")
         if value.get("error") is not None:
-            error, why = convert_at(value["error"], EvalErrorRec, "/error")
-            notes.append(f"Eval error: {error.message}" if error else "Eval error (not understood)")
-            if error is None:
-                self.warn(member, "/error", f"error not understood ({why})")
+            error = convert_at(value["error"], EvalErrorRec, "/error")
+            if isinstance(error, Refusal):
+                notes.append("Eval error (not understood)")
+                self.warn(member, error.pointer, f"error not understood ({error.reason})")
+            else:
+                notes.append(f"Eval error: {error.message}")
         self.head.append(Part(member_origin(member, ""), record_type, value, "; ".join(notes) or None))
 
     def take_summaries(self, value: Any, member: str | None, base: str, record_type: str) -> None:
@@ -172,9 +174,10 @@ class _Log:
             problem = (base + "/id", f"sample id is {json_type(value.get('id'))}, not an integer or a string")
         elif type(value.get("epoch")) is not int:
             problem = (base + "/epoch", f"sample epoch is {json_type(value.get('epoch'))}, not an integer")
-        if problem is not None:
+        if problem is not None:  # the sample is kept whole as a raw record beside the error
             error = SourceError(problem[1], member=member, pointer=problem[0])
-            self.failed(fallback_key, fallback_id, fallback_epoch, error, head)
+            self.failed(fallback_key, fallback_id, fallback_epoch, error,
+                        [*head, Part(member_origin(member, base), "sample", value)])
             return
         assert type(value) is dict
         sid, epoch = value["id"], value["epoch"]
@@ -390,7 +393,8 @@ def read_json(data: bytes, file: str) -> list[SessionLog]:
     except DocumentError as exc:
         if exc.line is None:
             raise SourceError(exc.reason, pointer="") from None
-        raise SourceError(f"{exc.reason} at column {exc.column}", line=exc.line) from None
+        detail = f": {exc.detail}" if exc.detail else ""
+        raise SourceError(f"{exc.reason} at column {exc.column}{detail}", line=exc.line) from None
     if type(doc) is not dict:
         raise SourceError(f"expected a JSON object (an Inspect log), got {json_type(doc)}", pointer="")
     log = _Log("inspect-json", file, ".json", None)

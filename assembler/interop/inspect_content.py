@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from .base import json_args, json_type
 from .inspect_attachments import MEDIA_INLINE_MAX, Attachments, is_data_url
-from .inspect_records import ImageRec, ReasoningRec, TextRec, ToolCallRec, UsageRec, convert_at
+from .inspect_records import ImageRec, ReasoningRec, Refusal, TextRec, ToolCallRec, UsageRec, convert_at
 
 __all__ = [
     "REDACTED",
@@ -63,15 +63,15 @@ def _block(part: Any, ptr: str, att: Attachments, warn: Warn) -> dict[str, Any] 
         return None
     ptype = part["type"]
     if ptype == "text":
-        text, why = convert_at(part, TextRec, ptr)
-        if text is None:
-            warn(ptr, f"text part not understood ({why}); not shown")
+        text = convert_at(part, TextRec, ptr)
+        if isinstance(text, Refusal):
+            warn(text.pointer, f"text part not understood ({text.reason}); not shown")
             return None
         return {"type": "text", "text": att.text(text.text, ptr + "/text")}
     if ptype == "reasoning":
-        reasoning, why = convert_at(part, ReasoningRec, ptr)
-        if reasoning is None:
-            warn(ptr, f"reasoning part not understood ({why}); not shown")
+        reasoning = convert_at(part, ReasoningRec, ptr)
+        if isinstance(reasoning, Refusal):
+            warn(reasoning.pointer, f"reasoning part not understood ({reasoning.reason}); not shown")
             return None
         if reasoning.redacted:
             summary = att.text(reasoning.summary, ptr + "/summary") if reasoning.summary else ""
@@ -79,9 +79,9 @@ def _block(part: Any, ptr: str, att: Attachments, warn: Warn) -> dict[str, Any] 
                     "redacted": True}
         return {"type": "reasoning", "text": att.text(reasoning.reasoning, ptr + "/reasoning")}
     if ptype == "image":
-        image, why = convert_at(part, ImageRec, ptr)
-        if image is None:
-            warn(ptr, f"image part not understood ({why}); not shown")
+        image = convert_at(part, ImageRec, ptr)
+        if isinstance(image, Refusal):
+            warn(image.pointer, f"image part not understood ({image.reason}); not shown")
             return None
         return image_block(image.image, image.detail, ptr + "/image", att)
     resolved: dict[str, Any] = att.resolve(part, ptr)

@@ -2,8 +2,9 @@
 ``.json`` log or one ``.eval`` member) is decoded.
 
 Rules: a document is decoded whole into plain values (msgspec first; the stdlib only for what msgspec refuses and
-Inspect writes: ``NaN``/``Infinity`` constants, lone surrogate escapes), after the nesting check, and a text that is
-not JSON is a ``DocumentError`` with its line and column. Each record (a message, an event, a score) is then
+Inspect writes: ``NaN``/``Infinity`` constants, read as the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` since
+our events are strict JSON, and lone surrogate escapes), after the nesting check, and a text that is not JSON is a
+``DocumentError`` with its line and column. Each record (a message, an event, a score) is then
 converted to its Struct on its own (``convert_at``), so a record of unexpected types is refused alone, with the JSON
 pointer of the offending field, and the reader keeps it as a raw record with a warning. The Structs name only the
 fields the mapping reads; they are lenient (unknown fields ignored: Inspect adds fields in every release) and
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar
 
 import msgspec
 
@@ -25,6 +26,7 @@ __all__ = [
     "DocumentError",
     "decode_document",
     "convert_at",
+    "Refusal",
     "ToolCallRec",
     "ToolErrorRec",
     "MessageRec",
@@ -197,18 +199,19 @@ class EvalSpecRec(_Rec, frozen=True, kw_only=True):
 
 
 class DocumentError(ValueError):
-    """A JSON document that is not JSON: ``line`` and ``column`` (1-based) say where, ``reason`` what."""
+    """A JSON document that is not JSON: ``line`` and ``column`` (1-based) say where, ``reason`` what, ``detail``
+    the decoder's own words."""
 
-    def __init__(self, reason: str, line: int | None = None, column: int | None = None) -> None:
-        super().__init__(reason, line, column)
+    def __init__(self, reason: str, line: int | None = None, column: int | None = None, detail: str = "") -> None:
+        super().__init__(reason, line, column, detail)
         self.reason = reason
         self.line = line
         self.column = column
+        self.detail = detail
 
     def __str__(self) -> str:
-        if self.line is None:
-            return self.reason
-        return f"{self.reason} at line {self.line}, column {self.column}"
+        where = "" if self.line is None else f" at line {self.line}, column {self.column}"
+        return f"{self.reason}{where}{': ' + self.detail if self.detail else ''}"
 
 
 _decode: Final = msgspec.json.Decoder().decode
@@ -236,9 +239,9 @@ def decode_document(data: bytes) -> Any:
         line, column = _line_col(data, exc.start)
         raise DocumentError("invalid UTF-8", line, column) from None
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=str)  # NaN/Infinity as their names: our events are strict JSON
     except json.JSONDecodeError as exc:
-        raise DocumentError(f"invalid JSON ({exc.msg})", exc.lineno, exc.colno) from None
+        raise DocumentError("invalid JSON", exc.lineno, exc.colno, exc.msg) from None
     except RecursionError:  # unreachable after check_depth; kept so no traceback can escape
         raise DocumentError("nesting too deep") from None
 
@@ -255,20 +258,27 @@ _PATH: Final = re.compile(r" - at `\$([^`]*)`$")
 _STEP: Final = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[\.\.\.\]")
 
 
-def convert_at(value: Any, type_: type[T], ptr: str) -> tuple[T | None, str | None]:
-    """``value`` as ``type_``, or ``(None, why)`` where ``why`` names the JSON pointer (``ptr`` is the value's own)
-    of the field that was refused and what it should have been."""
+class Refusal(NamedTuple):
+    """Why a record was refused: the JSON pointer of the offending field and msgspec's reason."""
+
+    pointer: str
+    reason: str
+
+
+def convert_at(value: Any, type_: type[T], ptr: str) -> T | Refusal:
+    """``value`` as ``type_``, or a ``Refusal`` naming the JSON pointer (``ptr`` is the value's own) of the field
+    that was refused and what it should have been."""
     try:
-        return _convert(value, type_), None
+        return _convert(value, type_)  # type: ignore[no-any-return]
     except msgspec.ValidationError as exc:
-        return None, _located(str(exc), ptr)
+        return _located(str(exc), ptr)
 
 
-def _located(message: str, ptr: str) -> str:
-    """msgspec's ``... - at `$.a[0].b``` as ``/ptr/a/0/b: ...``."""
+def _located(message: str, ptr: str) -> Refusal:
+    """msgspec's ``... - at `$.a[0].b``` as ``Refusal('/ptr/a/0/b', '...')``."""
     found = _PATH.search(message)
     if found is None:
-        return f"{ptr or '/'}: {message}"
+        return Refusal(ptr, message)
     where = ptr
     for step in _STEP.finditer(found.group(1)):
         name, index = step.group(1), step.group(2)
@@ -278,4 +288,4 @@ def _located(message: str, ptr: str) -> str:
             where += "/" + index
         else:
             break  # a dict key msgspec does not name: the pointer stops at its map
-    return f"{where or '/'}: {message[:found.start()]}"
+    return Refusal(where, message[:found.start()])

@@ -41,6 +41,7 @@ from .inspect_records import (
     MessageRec,
     ModelEventRec,
     OutputMessageRec,
+    Refusal,
     SampleLimitEventRec,
     ScoreEditEventRec,
     ScoreEventRec,
@@ -223,9 +224,9 @@ class SampleReader:
         if type(value) is not dict:
             self.warn(ptr, f"message is {json_type(value)}, not an object; kept as a raw record")
             return None
-        rec, why = convert_at(value, MessageRec, ptr)
-        if rec is None:
-            self.warn(ptr, f"message not understood ({why}); kept as a raw record")
+        rec = convert_at(value, MessageRec, ptr)
+        if isinstance(rec, Refusal):
+            self.warn(rec.pointer, f"message not understood ({rec.reason}); kept as a raw record")
             return None
         if rec.role not in _ROLES:
             self.warn(ptr + "/role", f"unknown message role {rec.role!r}; kept as a raw record")
@@ -239,9 +240,10 @@ class SampleReader:
         kind = _TYPED.get(value["event"])
         if kind is None:
             return None
-        rec, why = convert_at(value, kind, ptr)
-        if rec is None:
-            self.warn(ptr, f"{value['event']} event not understood ({why}); kept as a raw record")
+        rec = convert_at(value, kind, ptr)
+        if isinstance(rec, Refusal):
+            self.warn(rec.pointer, f"{value['event']} event not understood ({rec.reason}); kept as a raw record")
+            return None
         return rec
 
     # -- matching messages to events ----------------------------------------------------------------------------
@@ -541,9 +543,9 @@ class SampleReader:
             return
         for name, value in scores.items():
             ptr = base_ptr if single else base_ptr + pointer(name)
-            score, why = convert_at(value, ScoreRec, ptr)
-            if score is None:
-                self.warn(ptr, f"score not understood ({why}); kept as a raw record")
+            score = convert_at(value, ScoreRec, ptr)
+            if isinstance(score, Refusal):
+                self.warn(score.pointer, f"score not understood ({score.reason}); kept as a raw record")
                 self.raw(ptr, "sample/score", value)
                 continue
             explanation = self.att.resolve(score.explanation, ptr + "/explanation")
@@ -554,9 +556,9 @@ class SampleReader:
             self.raw(ptr, "sample/score", self.att.resolve(value, ptr), notice=notice, duplicate_of=dup)
 
     def _limit(self, value: Any, ptr: str) -> None:
-        limit, why = convert_at(value, LimitRec, ptr)
-        if limit is None:
-            self.warn(ptr, f"limit not understood ({why}); kept as a raw record")
+        limit = convert_at(value, LimitRec, ptr)
+        if isinstance(limit, Refusal):
+            self.warn(limit.pointer, f"limit not understood ({limit.reason}); kept as a raw record")
             self.raw(ptr, "sample/limit", value)
             return
         dup = self.shown_limits.get(limit.type)
@@ -565,9 +567,9 @@ class SampleReader:
                  duplicate_of=dup)
 
     def _error(self, value: Any, ptr: str, time: int) -> None:
-        error, why = convert_at(value, EvalErrorRec, ptr)
-        if error is None:
-            self.warn(ptr, f"sample error not understood ({why}); kept as a raw record")
+        error = convert_at(value, EvalErrorRec, ptr)
+        if isinstance(error, Refusal):
+            self.warn(error.pointer, f"sample error not understood ({error.reason}); kept as a raw record")
             self.raw(ptr, "sample/error", value)
             return
         out = self.out

@@ -103,12 +103,12 @@ class EvalZip:
                 self.damage = ZipDamage("the zip's central directory is cut off (the file is incomplete)",
                                         CENTRAL_DIRECTORY)
                 return
-            after_last = f" after {last}" if last is not None else ""
+            which = f"the member after {last}" if last is not None else "the first member"
             if sig != _LOCAL[:len(sig)]:
-                self.damage = ZipDamage(f"no zip entry at byte {pos}{after_last}")
+                self.damage = ZipDamage(f"no zip entry at byte {pos} (where {which} should start)")
                 return
             if pos + 30 > len(data):
-                self.damage = ZipDamage(f"the header of the member{after_last} is cut off at byte {len(data)}")
+                self.damage = ZipDamage(f"the header of {which} is cut off at byte {len(data)}")
                 return
             flags = int.from_bytes(data[pos + 6:pos + 8], "little")
             method = int.from_bytes(data[pos + 8:pos + 10], "little")
@@ -121,8 +121,10 @@ class EvalZip:
             raw_name = data[pos + 30:pos + 30 + name_len]
             name = raw_name.decode("utf-8" if flags & 0x800 else "cp437", "replace")
             if start > len(data):
-                self.damage = ZipDamage(f"the member's header is cut off at byte {len(data)}",
-                                        name if len(raw_name) == name_len else None)
+                if len(raw_name) == name_len:
+                    self.damage = ZipDamage(f"the member's header is cut off at byte {len(data)}", name)
+                else:
+                    self.damage = ZipDamage(f"the header of {which} is cut off at byte {len(data)}")
                 return
             if size == 0xFFFFFFFF or length == 0xFFFFFFFF:
                 size, length = _zip64_sizes(data[pos + 30 + name_len:start], size, length)
