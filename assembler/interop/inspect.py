@@ -30,9 +30,10 @@ import re
 from collections.abc import Iterable
 from typing import Any, Final
 
-from .base import LogBuilder, SessionLog, SourceError, iso_ms, json_type, member_origin
-from .inspect_records import DocumentError, EvalErrorRec, EvalSpecRec, Refusal, convert_at, decode_document
-from .inspect_sample import LogInfo, Part, SampleReader, error_session
+from .base import LogBuilder, SessionLog, SourceError, json_type, member_origin
+from .inspect_log import LogRecords, Part, error_session, escape_id, keep
+from .inspect_records import DocumentError, decode_document
+from .inspect_sample import SampleReader
 from .inspect_zip import EvalZip, ZipDamage
 
 __all__ = ["read_eval", "read_json", "sample_key", "log_errors", "LOG_KEY"]
@@ -40,17 +41,12 @@ __all__ = ["read_eval", "read_json", "sample_key", "log_errors", "LOG_KEY"]
 LOG_KEY: Final = ""
 """The key of the session that holds a log's own records when it has no sample or a failure of its own."""
 
-_UNSAFE: Final = re.compile(r"[^A-Za-z0-9._-]")
 _MEMBER: Final = re.compile(r"samples/(.*)_epoch_(\d+)\.json")
-
-
-def _escape(text: str) -> str:
-    return _UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf-8", "surrogatepass")), text)
 
 
 def sample_key(sample_id: int | str, epoch: int) -> str:
     """``<id>_epoch_<n>``, the id escaped into one URL- and path-safe segment."""
-    return f"{_escape(str(sample_id))}_epoch_{epoch}"
+    return f"{escape_id(str(sample_id))}_epoch_{epoch}"
 
 
 def _order(sample_id: Any, epoch: Any) -> tuple[int, str]:
@@ -69,97 +65,14 @@ def _stem(file: str, suffix: str) -> str:
     return name[:-len(suffix)] if name.endswith(suffix) and len(name) > len(suffix) else name
 
 
-class _Log:
+class _Log(LogRecords):
     """The records of one log and the sessions made so far, for both containers."""
 
-    def __init__(self, fmt: str, file: str, suffix: str, member: str | None) -> None:
-        self.info = LogInfo(fmt, _stem(file, suffix))
-        self.member = member  # the member the log's header came from (None in a .json log)
-        self.head: list[Part] = []  # in every session
-        self.first: list[Part] = []  # in the first session (or the log's own)
-        self.summaries: dict[tuple[str, int], list[Part]] = {}
-        self.reductions: dict[str, list[Part]] = {}
-        self.errors: list[SourceError] = []
-        self.warnings: list[str] = []
-        self.sessions: list[tuple[tuple[int, str], SessionLog, LogBuilder | None]] = []
+    def __init__(self, fmt: str, file: str, suffix: str) -> None:
+        super().__init__(fmt, _stem(file, suffix))
+        self.sessions: list[tuple[tuple[int, str], SessionLog, LogBuilder]] = []
         self.keys: set[str] = set()
         self.used_ids: set[str] = set()  # escaped ids of the samples read (their reductions were given out)
-
-    def warn(self, member: str | None, ptr: str, message: str) -> None:
-        self.warnings.append(f"{member}:{ptr or '/'}: {message}" if member else f"{ptr or '/'}: {message}")
-
-    # -- the log's records ------------------------------------------------------------------------------------
-
-    def take_header(self, value: Any, member: str | None, record_type: str, *, started: bool = False) -> None:
-        info = self.info
-        if type(value) is not dict:
-            self.warn(member, "", f"the log header is {json_type(value)}, not an object; kept as a raw record")
-            self.head.append(Part(member_origin(member, ""), record_type, value))
-            return
-        status = "started" if started else value.get("status")
-        info.status = status if type(status) is str else None
-        if not started and "status" in value and info.status is None:
-            self.warn(member, "/status", f"status is {json_type(value['status'])}, not a string")
-        spec = convert_at(value.get("eval"), EvalSpecRec, "/eval")
-        if isinstance(spec, Refusal):
-            self.warn(member, spec.pointer, f"eval not understood ({spec.reason}); task and model unknown")
-        else:
-            info.task, info.model, info.run_id, info.eval_id = spec.task, spec.model, spec.run_id, spec.eval_id
-            info.created = iso_ms(spec.created)
-        results = value.get("results")
-        scores = results.get("scores") if type(results) is dict else None
-        if type(scores) is list:
-            info.scorer_names = [s["name"] for s in scores if type(s) is dict and type(s.get("name")) is str]
-        notes = []
-        if info.status is not None and info.status != "success":
-            notes.append(f"Eval status: {info.status}")
-        if value.get("error") is not None:
-            error = convert_at(value["error"], EvalErrorRec, "/error")
-            if isinstance(error, Refusal):
-                notes.append("Eval error (not understood)")
-                self.warn(member, error.pointer, f"error not understood ({error.reason})")
-            else:
-                notes.append(f"Eval error: {error.message}")
-        self.head.append(Part(member_origin(member, ""), record_type, value, "; ".join(notes) or None))
-
-    def take_summaries(self, value: Any, member: str | None, base: str, record_type: str) -> None:
-        if type(value) is not list:
-            self.warn(member, base, f"expected an array, got {json_type(value)}; kept as a raw record")
-            self.first.append(Part(member_origin(member, base), record_type, value))
-            return
-        for k, entry in enumerate(value):
-            origin = member_origin(member, f"{base}/{k}")
-            if type(entry) is dict and type(entry.get("id")) in (int, str) and type(entry.get("epoch")) is int:
-                key = (_escape(str(entry["id"])), entry["epoch"])
-                self.summaries.setdefault(key, []).append(Part(origin, record_type, entry))
-            else:
-                self.warn(member, f"{base}/{k}", "summary without an id and epoch; kept as a raw record")
-                self.first.append(Part(origin, record_type, entry))
-
-    def take_reductions(self, value: Any, member: str | None, base: str) -> None:
-        """Reductions: each entry of a reduction's ``samples`` goes to its sample's sessions; the reduction
-        itself (scorer, reducer), without that array, to the first session."""
-        if type(value) is not list:
-            self.warn(member, base, f"expected an array, got {json_type(value)}; kept as a raw record")
-            self.first.append(Part(member_origin(member, base), "reductions", value))
-            return
-        for k, reduction in enumerate(value):
-            ptr = f"{base}/{k}"
-            entries = reduction.get("samples") if type(reduction) is dict else None
-            if type(entries) is not list:
-                self.warn(member, ptr, "reduction without a samples array; kept as a raw record")
-                self.first.append(Part(member_origin(member, ptr), "reduction", reduction))
-                continue
-            own = {name: v for name, v in reduction.items() if name != "samples"}
-            self.first.append(Part(member_origin(member, ptr), "reduction", own))
-            for m, entry in enumerate(entries):
-                origin = member_origin(member, f"{ptr}/samples/{m}")
-                if type(entry) is dict and type(entry.get("sample_id")) in (int, str):
-                    self.reductions.setdefault(_escape(str(entry["sample_id"])), []).append(
-                        Part(origin, "reduction/sample", entry))
-                else:
-                    self.warn(member, f"{ptr}/samples/{m}", "reduction entry without a sample_id; kept raw")
-                    self.first.append(Part(origin, "reduction/sample", entry))
 
     # -- samples ------------------------------------------------------------------------------------------------
 
@@ -182,7 +95,7 @@ class _Log:
         assert type(value) is dict
         sid, epoch = value["id"], value["epoch"]
         key = self._unique(sample_key(sid, epoch), member, base)
-        escaped = _escape(str(sid))
+        escaped = escape_id(str(sid))
         tail = self.summaries.pop((escaped, epoch), [])
         tail += self.reductions.get(escaped, [])
         dup = member_origin(member, base)
@@ -194,8 +107,8 @@ class _Log:
 
     def failed(self, key: str, sample_id: Any, epoch: Any, error: SourceError, head: Iterable[Part] = ()) -> None:
         key = self._unique(key, error.member, error.pointer or "")
-        session = error_session(self.info, key, sample_id, epoch, error, [*self.head, *head])
-        self.sessions.append((_order(sample_id, epoch), session, None))
+        session, builder = error_session(self.info, key, sample_id, epoch, error, [*self.head, *head])
+        self.sessions.append((_order(sample_id, epoch), session, builder))
 
     def _unique(self, key: str, member: str | None, ptr: str) -> str:
         if key in self.keys:
@@ -221,7 +134,7 @@ class _Log:
         if self.errors or not out:
             own = LogBuilder(self.info.fmt, self.info.stem, **self.info.header(None, None))
             for p in [*self.head, *first]:
-                _part(own, p)
+                keep(own, p)
             result = own.result()
             result.warnings.extend(self.warnings)
             if self.errors:
@@ -231,18 +144,12 @@ class _Log:
             out.append(SessionLog(LOG_KEY, label, result))
             return out
         _, session, builder = self.sessions[0]
-        if builder is not None:
-            for p in first:
-                _part(builder, p)
-            session.result.event_count = len(session.result.records)
+        for p in first:
+            keep(builder, p)
+        session.result.event_count = len(session.result.records)
         for _, s, _ in self.sessions:
             s.result.warnings[:0] = self.warnings
         return out
-
-
-def _part(builder: LogBuilder, p: Part) -> None:
-    builder.begin(p.origin, p.record_type, None, p.record)
-    builder.end(notice=p.notice, duplicate_of=p.duplicate_of)
 
 
 # -- .eval ---------------------------------------------------------------------------------------------------------
@@ -261,7 +168,7 @@ def read_eval(data: bytes, file: str) -> list[SessionLog]:
     archive = EvalZip(data)
     if not archive.whole and not data.startswith(b"PK\x03\x04"):
         raise SourceError("not a zip archive (an Inspect .eval log is one)")
-    log = _Log("inspect-eval", file, ".eval", "header.json")
+    log = _Log("inspect-eval", file, ".eval")
     names = archive.names
     last: dict[str, int] = {}
     for i, name in enumerate(names):
@@ -373,7 +280,7 @@ def _member_key(name: str) -> tuple[str, Any, Any]:
     found = _MEMBER.fullmatch(name)
     if found is None:
         stem = name[len("samples/"):].removesuffix(".json")
-        return _escape(stem), stem, None
+        return escape_id(stem), stem, None
     text, epoch = found.group(1), int(found.group(2))
     sid: Any = int(text) if text.isdigit() and len(text) < 20 else text
     return sample_key(sid, epoch), sid, epoch
@@ -397,7 +304,7 @@ def read_json(data: bytes, file: str) -> list[SessionLog]:
         raise SourceError(f"{exc.reason} at column {exc.column}{detail}", line=exc.line) from None
     if type(doc) is not dict:
         raise SourceError(f"expected a JSON object (an Inspect log), got {json_type(doc)}", pointer="")
-    log = _Log("inspect-json", file, ".json", None)
+    log = _Log("inspect-json", file, ".json")
     head = {k: v for k, v in doc.items() if k not in ("samples", "reductions")}
     results = head.get("results")
     if type(results) is dict and "sample_reductions" in results:
@@ -413,6 +320,6 @@ def read_json(data: bytes, file: str) -> list[SessionLog]:
         samples = None
     for i, value in enumerate(samples or []):
         ptr = f"/samples/{i}"
-        log.sample(value, None, ptr, f"_sample_{i}", i, None, [])
+        log.sample(value, None, ptr, f"_sample_{i}", None, None, [])
     return log.finish()
 

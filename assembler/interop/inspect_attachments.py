@@ -8,7 +8,9 @@ reference: its text is kept once, in the sample's ``attachments`` raw record, in
 it (an image is cited by the input message, ``sample_init``, state patches and every later model call). A reference
 with no attachment stays as written, and one warning per missing hash names the JSON pointer of its first use and
 how many other places use it. Resolving copies only the containers on the way to a changed string; the rest is
-shared with the decoded record.
+shared with the decoded record. The parts kept with their references on purpose (a model call's input and provider
+request, the ``events_data`` pool: they repeat the conversation) are not walked at all, since nothing in them is
+shown; their references are neither resolved nor reported.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ class Attachments:
     def __init__(self, table: dict[str, str], located: Callable[[str], str]) -> None:
         self.table = table
         self._located = located
-        self._missing: dict[str, list[Any]] = {}  # hash -> [first pointer, count]
+        self._missing: dict[str, dict[str, None]] = {}  # hash -> the pointers that use it
 
     @staticmethod
     def hash_of(text: str) -> str | None:
@@ -61,11 +63,7 @@ class Attachments:
         return found
 
     def _miss(self, key: str, ptr: str) -> None:
-        seen = self._missing.get(key)
-        if seen is None:
-            self._missing[key] = [ptr, 0]
-        else:
-            seen[1] += 1
+        self._missing.setdefault(key, {})[ptr] = None  # pointers in the order met (one place read twice is one)
 
     def text(self, value: str, ptr: str) -> str:
         """A string with its reference resolved (media over the cap and missing ones stay as written)."""
@@ -82,52 +80,58 @@ class Attachments:
 
     def resolve(self, value: Any, ptr: str) -> Any:
         """``value`` with every reference inside it resolved (``ptr`` is its JSON pointer, for warnings)."""
-        t = type(value)
-        if t is str:
+        if type(value) is str:
             return self.text(value, ptr) if value.startswith(_PREFIXES) else value
-        if t is dict:
+        if type(value) not in (dict, list):
+            return value
+        return self._walk(value, ptr, [])
+
+    def _walk(self, value: Any, ptr: str, path: list[str | int]) -> Any:
+        # The pointer of a value is built only for a missing reference: most strings are no reference at all.
+        if type(value) is dict:
             out: dict[str, Any] | None = None
             for k, v in value.items():
-                if type(v) in (str, dict, list):
-                    r = self.resolve(v, ptr + pointer(k))
-                    if r is not v:
-                        if out is None:
-                            out = dict(value)
-                        out[k] = r
+                t = type(v)
+                if t is str:
+                    if not v.startswith(_PREFIXES):
+                        continue
+                    r = self.text(v, ptr + pointer(*path, k))
+                elif t is dict or t is list:
+                    path.append(k)
+                    r = self._walk(v, ptr, path)
+                    path.pop()
+                else:
+                    continue
+                if r is not v:
+                    if out is None:
+                        out = dict(value)
+                    out[k] = r
             return value if out is None else out
-        if t is list:
-            items: list[Any] | None = None
-            for i, v in enumerate(value):
-                if type(v) in (str, dict, list):
-                    r = self.resolve(v, f"{ptr}/{i}")
-                    if r is not v:
-                        if items is None:
-                            items = list(value)
-                        items[i] = r
-            return value if items is None else items
-        return value
-
-    def scan(self, value: Any, ptr: str) -> None:
-        """Note the references inside ``value`` that have no attachment, resolving nothing (for the parts kept with
-        their references: a model call's input and provider request)."""
-        t = type(value)
-        if t is str:
-            key = self.hash_of(value)
-            if key is not None and key not in self.table:
-                self._miss(key, ptr)
-        elif t is dict:
-            for k, v in value.items():
-                if type(v) in (str, dict, list):
-                    self.scan(v, ptr + pointer(k))
-        elif t is list:
-            for i, v in enumerate(value):
-                if type(v) in (str, dict, list):
-                    self.scan(v, f"{ptr}/{i}")
+        items: list[Any] | None = None
+        for i, v in enumerate(value):
+            t = type(v)
+            if t is str:
+                if not v.startswith(_PREFIXES):
+                    continue
+                r = self.text(v, ptr + pointer(*path, i))
+            elif t is dict or t is list:
+                path.append(i)
+                r = self._walk(v, ptr, path)
+                path.pop()
+            else:
+                continue
+            if r is not v:
+                if items is None:
+                    items = list(value)
+                items[i] = r
+        return value if items is None else items
 
     def warnings(self) -> list[str]:
         """One warning per missing attachment, in the order they were first met."""
         out = []
-        for key, (ptr, more) in self._missing.items():
+        for key, places in self._missing.items():
+            ptr = next(iter(places))
+            more = len(places) - 1
             also = f" (and {more} more place{'s' if more != 1 else ''})" if more else ""
             out.append(f"{self._located(ptr)}: unresolved attachment reference {ATTACHMENT}{key}{also}; "
                        "shown as written")

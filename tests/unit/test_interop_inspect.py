@@ -362,7 +362,9 @@ def test_unresolved_attachment_is_shown_as_written_with_a_warning() -> None:
     assert first["arguments"] == '{"cmd":"ls -l","path":"attachment://long"}'
     (warning,) = [w for w in s.result.warnings if "attachment://long" in w]
     assert warning.startswith("/samples/0/events/0/sample/input: unresolved attachment reference "
-                              "attachment://long (and 9 more places)")
+                              "attachment://long (and 4 more places)")
+    # the others: the call's arguments in the message and in its model call's output, the score event's and the
+    # sample score's explanation; the model calls' inputs keep their references unread (never shown)
 
 
 def test_large_image_is_not_copied_into_events() -> None:
