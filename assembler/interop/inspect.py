@@ -50,8 +50,9 @@ def sample_key(sample_id: int | str, epoch: int) -> str:
 
 
 def _order(sample_id: Any, epoch: Any) -> tuple[int, str]:
-    """Inspect's ``sort_samples`` key: epoch, then the id (an integer zero-filled to 20 digits)."""
-    epoch_n = epoch if type(epoch) is int else 0
+    """Inspect's ``sort_samples`` key: epoch, then the id (an integer zero-filled to 20 digits); a sample whose
+    epoch is unknown (unreadable) after the others."""
+    epoch_n = epoch if type(epoch) is int else 1 << 62
     return epoch_n, str(sample_id).zfill(20) if type(sample_id) is int else str(sample_id)
 
 

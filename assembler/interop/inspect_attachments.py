@@ -3,9 +3,10 @@ texts, images as data URLs) out of messages and events into ``attachments{hash: 
 ``attachment://<hash>`` (``tc://<hash>`` before 0.3.4x) in their place.
 
 Rules: a reference is a whole JSON string starting with one of the two prefixes (Inspect's own rule). It resolves
-to the attachment's text, except a media data URL longer than ``MEDIA_INLINE_MAX`` characters, which stays a
-reference: its text is kept once, in the sample's ``attachments`` raw record, instead of once per event that cites
-it (an image is cited by the input message, ``sample_init``, state patches and every later model call). A reference
+to the attachment's text, except a media data URL (``data:…``), which stays a reference: its text is kept once, in
+the sample's ``attachments`` raw record, instead of once per record that cites it (an image is cited by the input
+message, ``sample_init``, state patches and every later model call); only an image block carries the data URL
+itself, up to ``MEDIA_INLINE_MAX`` characters (``inspect_content.image_block``). A reference
 with no attachment stays as written, and one warning per missing hash names the JSON pointer of its first use and
 how many other places use it. Resolving copies only the containers on the way to a changed string; the rest is
 shared with the decoded record. The parts kept with their references on purpose (a model call's input and provider
@@ -25,8 +26,8 @@ __all__ = ["ATTACHMENT", "LEGACY_ATTACHMENT", "MEDIA_INLINE_MAX", "Attachments",
 ATTACHMENT: Final = "attachment://"
 LEGACY_ATTACHMENT: Final = "tc://"
 MEDIA_INLINE_MAX: Final = 256 * 1024
-"""Longest media data URL (characters) copied into an event; a longer one stays a reference or, written inline in
-the source, is shown by its size and kept in the source record only."""
+"""Longest image data URL (characters) an image block carries; a longer one is shown by its media type and size,
+its data kept in the source record only (the attachments record, or the message's own text when written inline)."""
 
 _PREFIXES: Final = (ATTACHMENT, LEGACY_ATTACHMENT)
 
@@ -66,7 +67,7 @@ class Attachments:
         self._missing.setdefault(key, {})[ptr] = None  # pointers in the order met (one place read twice is one)
 
     def text(self, value: str, ptr: str) -> str:
-        """A string with its reference resolved (media over the cap and missing ones stay as written)."""
+        """A string with its reference resolved (media data URLs and missing ones stay as written)."""
         key = self.hash_of(value)
         if key is None:
             return value
@@ -74,7 +75,7 @@ class Attachments:
         if found is None:
             self._miss(key, ptr)
             return value
-        if len(found) > MEDIA_INLINE_MAX and is_data_url(found):
+        if is_data_url(found):
             return value
         return found
 

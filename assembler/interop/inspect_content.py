@@ -5,9 +5,10 @@ Rules: ``text`` -> text, ``reasoning`` -> reasoning (redacted: a placeholder, th
 ``image`` -> an image block whose ``attachment`` names the image (its reference, its URL, or the JSON pointer of an
 inline data URL) with its media type and decoded size, and carries the data URL itself only up to
 ``MEDIA_INLINE_MAX`` characters; any other block type (``audio``, ``video``, ``document``, ``data``, ``tool_use``
-and those still to come) passes through with its small references resolved. Tool-call arguments stored as an
-object are serialised once (``json_args``), a string is kept as written. Usage is normalised into our disjoint
-``TokenUsage`` from the recorded totals (§6.4). Every refused block is a warning and stays in the source record.
+and those still to come) passes through with its references resolved (media data URLs stay references).
+Tool-call arguments stored as an object are serialised once (``json_args``), a string is kept as written. Usage is
+normalised into our disjoint ``TokenUsage`` from the recorded totals (§6.4). Every refused block is a warning and
+stays in the source record.
 """
 
 from __future__ import annotations

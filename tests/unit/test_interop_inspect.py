@@ -9,6 +9,7 @@ import json
 import zipfile
 from typing import Any
 
+import msgspec
 import pytest
 
 from assembler.interop.base import RAW, SOURCE, SessionLog, SourceError
@@ -161,6 +162,14 @@ def test_image_log_resolves_its_attachment() -> None:
     assert state["record"]["changes"][1]["value"].startswith("\nFor the following exercise")  # resolved
     (model,) = _raws(s, "event/model")
     assert model["record"]["input"][0]["content"] == "attachment://a20f78037f9b8c8ff928ac9b422ce4c9"
+    # the image's data is copied only into the image block: other records keep its reference
+    (init,) = _raws(s, "event/sample_init")
+    assert init["record"]["sample"]["input"][0]["content"][1]["image"] == attachment["attachmentId"]
+    (attachments,) = _raws(s, "sample/attachments")
+    copies = [e for e in s.result.records if attachment["url"] in msgspec.json.encode(e).decode()]
+    # the block, a state patch that has the data inline in the source itself, and the attachments record
+    assert [e["data"].get("recordType", e["type"]) for e in copies] == ["user/message", "event/state",
+                                                                        "sample/attachments"]
     assert s.result.warnings == []
 
 
@@ -508,3 +517,49 @@ def test_relogged_sample_takes_the_later_member() -> None:
 def test_not_a_zip_is_an_error() -> None:
     with pytest.raises(SourceError, match="not a zip archive"):
         read_eval(b"hello", "x.eval")
+
+
+def test_cut_central_directory_keeps_every_member() -> None:
+    data = _fixture("log_formats.eval")
+    sessions = read_eval(data[:-10], "log_formats.eval")  # the end of the zip's directory is missing
+    assert [s.key for s in sessions] == ["1_epoch_1", LOG_KEY]
+    complete = _only(_read("log_formats.eval"))
+    assert _mapped(sessions[0]) == _mapped(complete)
+    assert sessions[0].result.header["status"] == "success"  # header.json itself was stored whole
+    (error,) = log_errors(sessions)
+    assert error.location == "(central directory)" and "the file is incomplete" in error.message
+
+
+def test_json_sample_without_usable_id_is_kept_beside_its_error() -> None:
+    broken = agent_sample(2, 1)
+    broken["id"] = None
+    sessions = _json_log([agent_sample(1, 1), broken])
+    assert [s.key for s in sessions] == ["1_epoch_1", "_sample_1"]
+    error = sessions[1].result.error
+    assert isinstance(error, SourceError) and error.location == "/samples/1/id"
+    (kept,) = _raws(sessions[1], "sample")
+    assert kept["origin"] == {"pointer": "/samples/1"} and kept["record"]["messages"] == broken["messages"]
+
+
+def test_score_edit_limit_event_and_redacted_summary() -> None:
+    sample = agent_sample(limit={"type": "message", "limit": 10})
+    sample["messages"][2]["content"][0]["summary"] = "Checked the folder."
+    sample["events"] += [
+        {"event": "sample_limit", "timestamp": ts(11), "type": "message", "message": "10 messages", "limit": 10},
+        {"event": "score_edit", "timestamp": ts(12), "score_name": "model_graded", "edit": {"value": "I"}},
+    ]
+    s = _only(_json_log([sample]))
+    (edit,) = _raws(s, "event/score_edit")
+    assert edit["notice"] == "Score model_graded edited: I"
+    (event,) = _raws(s, "event/sample_limit")
+    assert event["notice"] == "message limit reached: 10 messages"
+    (limit,) = _raws(s, "sample/limit")
+    assert limit["duplicateOf"] == "/samples/0/events/10" and "notice" not in limit
+    reasoning = of_type(s.result, "assistant/message")[0]["data"]["message"]["content"][0]
+    assert reasoning == {"type": "reasoning", "text": f"{REDACTED}\n\nChecked the folder.", "redacted": True}
+
+
+def test_started_json_log_status() -> None:
+    (s,) = _json_log([agent_sample()], status="started")
+    assert s.result.header["status"] == "started"
+    assert _raws(s, "header")[0]["notice"] == "Eval status: started"
