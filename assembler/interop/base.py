@@ -45,7 +45,7 @@ __all__ = [
 SOURCE: Final = "interop/source"
 """The event after the events made from one source record: ``{format, recordType, origin, text, events}``."""
 RAW: Final = "interop/raw"
-"""A source record with no counterpart: ``{format, recordType, origin, record, duplicateOf?, notice?, usedBy?}``."""
+"""A source record with no counterpart: ``{format, recordType, origin, record, duplicateOf?, notice?}``."""
 
 _SURFACE = frozenset({"user/message", "assistant/message", "tool/result"})
 
@@ -185,13 +185,10 @@ class LogBuilder:
             self.end()
         self._group = (origin, record_type, text, record, self.next_seq)
 
-    def end(self, *, duplicate_of: Any = None, notice: str | None = None, time: int = 0,
-            used_by: list[int] | None = None) -> int | None:
+    def end(self, *, duplicate_of: Any = None, notice: str | None = None, time: int = 0) -> int | None:
         """Close the open group: an ``interop/source`` event citing the events made since ``begin``, or, when there
         were none (or ``duplicate_of`` is given: a copy the mapping hides), an ``interop/raw`` event with the
-        decoded record. ``notice`` asks the chat to show a raw record as a notice with that text. ``used_by`` names
-        earlier events that took fields from a record that became no event itself (an Inspect ``model`` event gives
-        the step made from its message usage and times): the raw event lists them as ``usedBy``. Returns its seq."""
+        decoded record. ``notice`` asks the chat to show a raw record as a notice with that text. Returns its seq."""
         group, self._group = self._group, None
         if group is None:
             return None
@@ -208,8 +205,6 @@ class LogBuilder:
             data["duplicateOf"] = duplicate_of
         if notice is not None:
             data["notice"] = notice
-        if used_by:
-            data["usedBy"] = used_by
         data["record"] = record if record is not None or text is None else text
         if made:
             data["events"] = made

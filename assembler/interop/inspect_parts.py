@@ -81,8 +81,13 @@ class SampleParts:
 
     def raw(self, ptr: str, record_type: str, record: Any, *, notice: str | None = None,
             duplicate_of: Any = None, time: int = 0, used_by: list[int] | None = None) -> None:
+        """One raw event for the record at ``ptr``. ``used_by`` lists the events of other groups that took fields
+        from it (the step a model call gave its usage and times): written as ``usedBy`` beside the record."""
         self.out.begin(self.origin(ptr), record_type, None, record)
-        self.out.end(notice=notice, duplicate_of=duplicate_of, time=time, used_by=used_by)
+        seq = self.out.end(notice=notice, duplicate_of=duplicate_of, time=time)
+        if used_by and seq is not None:
+            data = self.out.events[seq]["data"]
+            data["usedBy"] = used_by
 
     def _attachments(self) -> dict[str, str]:
         s = self.sample

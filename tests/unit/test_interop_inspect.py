@@ -563,3 +563,15 @@ def test_started_json_log_status() -> None:
     (s,) = _json_log([agent_sample()], status="started")
     assert s.result.header["status"] == "started"
     assert _raws(s, "header")[0]["notice"] == "Eval status: started"
+
+
+@pytest.mark.parametrize("name", ["log_formats.eval", "log_formats.json", "log_images.json"])
+def test_format_table_detects_and_names_these_readers(name: str) -> None:
+    from assembler.formats import detect, reader_of
+
+    data = _fixture(name)
+    fmt = detect(data, complete=True)
+    assert fmt.name == ("inspect-eval" if name.endswith(".eval") else "inspect-json")  # type: ignore[union-attr]
+    reader = reader_of(fmt)  # type: ignore[arg-type]
+    assert reader is (read_eval if name.endswith(".eval") else read_json)
+    assert [s.key for s in reader(data, name)] == ["1_epoch_1"]
