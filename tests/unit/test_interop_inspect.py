@@ -575,3 +575,33 @@ def test_format_table_detects_and_names_these_readers(name: str) -> None:
     reader = reader_of(fmt)  # type: ignore[arg-type]
     assert reader is (read_eval if name.endswith(".eval") else read_json)
     assert [s.key for s in reader(data, name)] == ["1_epoch_1"]
+
+
+class _Stream(io.RawIOBase):
+    """A write-only stream that cannot seek: zipfile then writes each member's sizes after its data."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: Any) -> int:
+        self.data += b
+        return len(b)
+
+
+def test_cut_zip_written_as_a_stream_is_walked_through_its_data_descriptors() -> None:
+    stream = _Stream()
+    with zipfile.ZipFile(stream, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("_journal/start.json", json.dumps({"version": 2, "eval": {"task": "t"}}))
+        for n in (1, 2):
+            z.writestr(f"samples/{n}_epoch_1.json", json.dumps(agent_sample(n, 1)))
+    data = bytes(stream.data)
+    assert zipfile.ZipFile(io.BytesIO(data)).infolist()[1].flag_bits & 0x8  # sizes after the data
+    second = data.index(b"samples/2_epoch_1.json") - 30
+    sessions = read_eval(data[:second + 200], "stream.eval")
+    assert [s.key for s in sessions] == ["1_epoch_1", "2_epoch_1"]
+    check_log(sessions[0].result)
+    assert len(of_type(sessions[0].result, "assistant/message")) == 2
+    assert sessions[1].result.error is not None and sessions[1].result.error.member == "samples/2_epoch_1.json"
