@@ -89,7 +89,7 @@ def report_problems(path: str, result: LoadResult) -> None:
             sys.stderr.write(f"{path}: error: {error}\n")
 
 
-def load(path: str, *, strict: bool = False) -> LoadResult | None:
+def load(path: str, *, strict: bool = False, report: bool = True) -> LoadResult | None:
     """Read a session in any format of ``assembler.formats`` (ours in JSONL, ``.jsonl.zst`` or SQLite, or another
     harness's log, chosen from the content); print warnings and the fault (``file:line: error: message``). None when
     the file cannot be used at all."""
@@ -102,7 +102,8 @@ def load(path: str, *, strict: bool = False) -> LoadResult | None:
     except AssemblerError as exc:  # a SQLite file that is not a session database, or of another schema
         error_from(path, exc)
         return None
-    report_problems(path, result)
+    if report:
+        report_problems(path, result)
     return result
 
 
@@ -131,7 +132,7 @@ def stream(path: str, *, strict: bool = False, pack_deltas: bool = False) -> Ses
         return None
     ours = fmt is not None and fmt.name == "session-jsonl"
     if not ours or (zstd.is_zstd_path(path) != _compressed(path)):
-        result = load(path, strict=strict)
+        result = load(path, strict=strict, report=False)  # the caller reports after its pass, once
         return None if result is None else Loaded(result)
     try:
         return SessionStream(path, strict=strict, progress=Progress(f"reading {path}"),

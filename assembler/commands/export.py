@@ -18,10 +18,10 @@ from typing import Any
 from ..errors import AssemblerError
 from ..history import MessageIndex
 from ..jsontext import utf8_text
-from ._common import fail, load, warn_faults
+from ._common import fail, load, max_line_bytes, report_problems, session_key, warn_faults
 from ._output import error, output, preflight
 
-__all__ = ["register", "cmd_export", "export_html", "export_document", "export_format"]
+__all__ = ["register", "cmd_export", "export_html", "export_document", "export_sessions", "export_format"]
 
 _EXTENSIONS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md"}
 
@@ -37,6 +37,7 @@ def register(sub: Any) -> None:
     group.add_argument("--max-messages", type=int, metavar="K",
                        help="only the newest page holding K append-origin messages (PROTOCOL 3.2)")
     p.add_argument("--title", help="the document title (default: the session title or file name)")
+    # A file holding several sessions (an Inspect log) is exported whole, a section each, unless --session names one.
     p.add_argument("--strict", action="store_true", help="a torn last line is an error")
     p.set_defaults(func=cmd_export)
 
@@ -68,14 +69,9 @@ def export_html(records: list[Any], *, title: str, max_messages: int | None = No
     return export_document(records, title=title, max_messages=max_messages, banner=banner, fmt="html", faults=faults)
 
 
-def export_document(records: list[Any], *, title: str, max_messages: int | None = None,
-                    banner: str = "", fmt: str = "html", faults: list[Any] | None = None) -> str:
-    """The export document (``html`` or ``md``) for a session's storage records (``LoadResult.records``). Events
-    no Definition could fold (shown raw) are added to ``faults`` when given.
-
-    Raises:
-        AssemblerError: the records break the assembler contract, or an event is not a valid wire event.
-    """
+def _folded(records: list[Any], max_messages: int | None, banner: str,
+            faults: list[Any] | None) -> tuple[list[Any], Any, str]:
+    """A session's chat nodes, their render context and the banner (with a note when older history is left out)."""
     from definitions import default_definitions
 
     from .. import render
@@ -96,9 +92,98 @@ def export_document(records: list[Any], *, title: str, max_messages: int | None 
     if page.hasMore:
         note = f"Showing the newest {max_messages} messages; older history is not included."
         banner = f"{banner} {note}".strip()
+    return nodes, context, banner
+
+
+def export_document(records: list[Any], *, title: str, max_messages: int | None = None,
+                    banner: str = "", fmt: str = "html", faults: list[Any] | None = None) -> str:
+    """The export document (``html`` or ``md``) for a session's storage records (``LoadResult.records``). Events
+    no Definition could fold (shown raw) are added to ``faults`` when given.
+
+    Raises:
+        AssemblerError: the records break the assembler contract, or an event is not a valid wire event.
+    """
+    from .. import render
+
+    nodes, context, banner = _folded(records, max_messages, banner, faults)
     if fmt == "md":
         return render.render_markdown(nodes, title=title, context=context, banner=banner)
     return render.render_document(nodes, title=title, context=context, banner=banner)
+
+
+def export_sessions(sessions: list[tuple[str, list[Any], str]], *, title: str, max_messages: int | None = None,
+                    fmt: str = "html", faults: list[Any] | None = None) -> str:
+    """One export document of several sessions (``(label, records, banner)`` each: an Inspect log's samples), a
+    section each.
+
+    Raises:
+        as ``export_document``.
+    """
+    from .. import render
+    from ..render.markdown_export import md_text
+
+    folded = [(label, *_folded(records, max_messages, banner, faults)) for label, records, banner in sessions]
+    if fmt == "md":
+        parts = [f"# {md_text(title)}"]
+        for label, nodes, context, banner in folded:
+            body = render.render_markdown(nodes, title=label, context=context, banner=banner)
+            parts.append(_demoted(body))
+        return "\n\n".join(parts) + "\n"
+    return render.render_sections([(label, nodes, context, banner) for label, nodes, context, banner in folded],
+                                  title=title)
+
+
+def _demoted(markdown: str) -> str:
+    """Every heading one level down (outside fenced code): a session's document as a section of a larger one."""
+    out = []
+    fence: str | None = None
+    for line in markdown.split("\n"):
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            mark = stripped[:3]
+            fence = None if fence == mark else (fence or mark)
+        if fence is None and line.startswith("#"):
+            line = "#" + line
+        out.append(line)
+    return "\n".join(out).rstrip("\n")
+
+
+def _banner(error: Any) -> str:
+    if error is None:
+        return ""
+    where = getattr(error, "location", None) or (f"line {error.line}" if error.line is not None else "the file")
+    return f"The session log is malformed at {where}: {error.message}. Everything before it is shown."
+
+
+def _several(args: argparse.Namespace) -> int | None:
+    """A file holding several sessions (an Inspect log) exported whole: a section each. None for any other file
+    (the caller exports its one session)."""
+    from ..store.open import load_sessions
+
+    try:
+        fmt, sessions = load_sessions(args.file, strict=args.strict, max_line_bytes=max_line_bytes())
+    except (OSError, AssemblerError):
+        return None  # the one-session path reports it
+    if fmt is None or fmt.sessions != "many" or len(sessions) < 2:
+        return None
+    faults: list[Any] = []
+    parts = []
+    ok = True
+    for s in sessions:
+        report_problems(f"{args.file} ({s.key})" if s.key else args.file, s.result)
+        ok = ok and s.result.ok
+        parts.append((s.label or s.key or os.path.basename(args.file), s.result.records, _banner(s.result.error)))
+    try:
+        document = export_sessions(parts, title=args.title or os.path.basename(args.file),
+                                   max_messages=args.max_messages,
+                                   fmt=export_format(args.output, args.format) or "html", faults=faults)
+    except AssemblerError as exc:
+        error(args.file, str(exc))
+        return 1
+    warn_faults(args.file, faults)
+    with output(args.output, inputs=[args.file]) as out:
+        out.write(utf8_text(document))
+    return 0 if ok else 1
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -109,14 +194,14 @@ def cmd_export(args: argparse.Namespace) -> int:
         return fail(f"{args.output}: cannot tell the format from the extension (use .html or .md, or --format "
                     "html|md)", 2)
     preflight(args.output, inputs=[args.file])
+    if session_key() is None:
+        several = _several(args)
+        if several is not None:
+            return several
     result = load(args.file, strict=args.strict)
     if result is None or result.header is None:
         return 1
-    banner = ""
-    if result.error is not None:
-        err = result.error
-        where = f"line {err.line}" if err.line is not None else "the file"
-        banner = f"The session log is malformed at {where}: {err.message}. Everything before it is shown."
+    banner = _banner(result.error)
     title = args.title or _session_title(result.records) or os.path.basename(args.file)
     faults: list[Any] = []
     try:

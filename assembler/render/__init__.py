@@ -23,6 +23,7 @@ from .css import (
 from .document import (
     render_article,
     render_document,
+    render_sections,
 )
 from .markdown import (
     HIGHLIGHT_LIMIT,
@@ -68,6 +69,7 @@ __all__ = [
     "render_section",
     "render_article",
     "render_document",
+    "render_sections",
     "render_markdown",
     "node_label",
     "stylesheet",

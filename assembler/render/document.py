@@ -34,10 +34,28 @@ def render_document(nodes: Iterable[ViewNode], *, title: str, context: RenderCon
                     banner: str = "") -> str:
     """A complete static HTML transcript: inline CSS, a CSP with no script at all, every node fully rendered
     (Think rows are native ``<details>``; nothing needs JavaScript)."""
-    csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
     body = "".join(render_article(node, context=context, limit=None, lazy=False) for node in nodes
                    if node.visibility != "hidden")
     notice = f'<div class="notice notice-error" role="alert">{escape(banner)}</div>' if banner else ""
+    return _page(title, notice, body)
+
+
+def render_sections(sections: Iterable[tuple[str, Iterable[ViewNode], RenderContext | None, str]], *,
+                    title: str) -> str:
+    """One static HTML document of several sessions (an Inspect log's samples): a ``<section>`` each with its
+    heading and its own notice (``(label, nodes, context, banner)``)."""
+    parts = []
+    for label, nodes, context, banner in sections:
+        notice = f'<div class="notice notice-error" role="alert">{escape(banner)}</div>' if banner else ""
+        body = "".join(render_article(node, context=context, limit=None, lazy=False) for node in nodes
+                       if node.visibility != "hidden")
+        parts.append(f'<section class="export-session"><h2 class="export-session-title">{escape(label)}</h2>'
+                     f'{notice}{body}</section>\n')
+    return _page(title, "", "".join(parts))
+
+
+def _page(title: str, notice: str, body: str) -> str:
+    csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
     return (
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n'
