@@ -158,9 +158,12 @@ def _banner(error: Any) -> str:
 def _several(args: argparse.Namespace) -> int | None:
     """A file holding several sessions (an Inspect log) exported whole: a section each. None for any other file
     (the caller exports its one session)."""
-    from ..store.open import load_sessions
+    from ..store.open import load_sessions, sniff
 
     try:
+        fmt = sniff(args.file)  # the head only: a file of one session is read once, by the caller
+        if fmt is None or fmt.sessions != "many":
+            return None
         fmt, sessions = load_sessions(args.file, strict=args.strict, max_line_bytes=max_line_bytes())
     except (OSError, AssemblerError):
         return None  # the one-session path reports it
