@@ -152,6 +152,33 @@ def goals(benchmarks: dict[str, Any]) -> list[dict[str, Any]]:
     out.append(_goal("browser_file_memory", "browser", "opening the unpacked log as a local file: tab memory (MB)",
                      None if tab is None else round(tab / 1e6, 1), "<=", 150, detail=detail, unit=" MB",
                      at_goal_size=local.get("events") == LOGICAL_EVENTS))
+    out.extend(_interop_goals(r.get("interop", {})))
+    return out
+
+
+def _interop_goals(interop: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 20: a >= 50 MB Claude Code session exported vs claude-code-log, opened in the page, and a 200-session
+    project folder listed."""
+    at_size = number(interop.get("mb")) is not None and interop["mb"] >= 50
+    export = interop.get("export", {})
+    ours, ccl = export.get("ours", {}), export.get("claudeCodeLog", {})
+    detail = (f"ours {ours.get('wallS')} s ({(ours.get('peakRssKiB') or 0) / 1024:.0f} MB peak) vs claude-code-log "
+              f"{ccl.get('wallS')} s ({(ccl.get('peakRssKiB') or 0) / 1024:.0f} MB peak)") if ccl else ""
+    out = [_goal("interop_export", "interop", "CLI export of a large Claude Code session, claude-code-log / ours",
+                 number(export.get("ratio")), ">=", 10, detail=detail, at_goal_size=at_size)]
+    page = interop.get("page", {})
+    detail = (f"{(page.get('fileBytes') or 0) / 1e6:.0f} MB, {page.get('events') or 0:,} events; tab "
+              f"{(page.get('tabBytes') or 0) / 1e6:.0f} MB") if page else ""
+    first = number(page.get("firstScreenMs"))
+    out.append(_goal("interop_page", "interop", "the same session opened in the page: first screen after the runtime"
+                     " is ready (s)", None if first is None else round(first / 1e3, 2), "<=", 1, detail=detail,
+                     at_goal_size=at_size, unit=" s"))
+    folder = interop.get("folder", {})
+    shown = number(folder.get("listShownMs"))
+    out.append(_goal("interop_folder", "interop", "a Claude Code project folder listed in the page (s after "
+                     "navigation)", None if shown is None else round(shown / 1e3, 2), "<=", 0.5,
+                     detail=f"{folder.get('rows')} rows" if folder else "",
+                     at_goal_size=folder.get("sessions") == 200, unit=" s"))
     return out
 
 

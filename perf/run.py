@@ -71,6 +71,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("live", "perf.bench_live", (), ("--deltas", "4000", "--no-tracemalloc"), checks=("same_view",)),
     # Chromium + Pyodide over the built site (needs ``make build``); its own ``checks`` are collected.
     Benchmark("browser", "perf.bench_browser", (), ("--quick",), optional=True),
+    # Issue 20: a 50 MB Claude Code session vs claude-code-log (minutes), in the page, and a 200-session folder.
+    Benchmark("interop", "perf.bench_interop", (),
+              ("--mb", "2", "--repeat", "1", "--sessions", "10", "--no-ccl"), timeout_s=3600.0, optional=True),
 )
 
 
