@@ -102,6 +102,9 @@ class Tool(Definition):
                                    view=view if type(view) is dict else UNSET,
                                    child=child if type(child) is dict else UNSET)
             status = "error" if is_error else "done"
+        elif call is not None and data_of(call.event).get("hosted") is True:
+            # Run by the provider inside the model call (a hosted web search): it has no result to wait for.
+            status = "done" if closed_boundary(context) is not None else "running"
         else:
             status = "interrupted" if closed_boundary(context) is not None else "running"
         first = call if call is not None else result

@@ -244,9 +244,14 @@ class LogBuilder:
             data["id"] = message_id
         return self._surface_event("user/message", data, time, None)
 
-    def tool_call(self, call_id: str, name: str, arguments: str, time: int = 0) -> int:
-        seq = self._append("tool/call", {"turn": self.turn, "step": self.step, "callId": call_id, "name": name,
-                                         "arguments": arguments}, time)
+    def tool_call(self, call_id: str, name: str, arguments: str, time: int = 0, *, hosted: bool = False) -> int:
+        """A ``tool/call``; ``hosted``: the provider ran it inside the model call (Codex's web search), so no result
+        ever comes and a closed step does not make it interrupted."""
+        data: dict[str, Any] = {"turn": self.turn, "step": self.step, "callId": call_id, "name": name,
+                                "arguments": arguments}
+        if hosted:
+            data["hosted"] = True
+        seq = self._append("tool/call", data, time)
         self._calls[call_id] = seq
         return seq
 

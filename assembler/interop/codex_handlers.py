@@ -134,7 +134,7 @@ def _call(r: CodexReader, h: Held) -> int | None:
     r.out.block({"type": "tool-call", "id": call_id, "name": name, "arguments": args}, h.time)
     if call_id in r.results:
         return None  # its output came first: that result is the call's row (a call after it would start one)
-    r.calls[call_id] = r.out.tool_call(call_id, name, args, h.time)
+    r.calls[call_id] = r.out.tool_call(call_id, name, args, h.time, hosted=ptype == "web_search_call")
     if ptype != "web_search_call":  # a hosted search has no output item
         r.waiting.add(call_id)
     return None
