@@ -32,7 +32,6 @@ if TYPE_CHECKING:
         Match,
         Reader,
         Role,
-        Urgency,
         context_key,
         node_location,
     )
@@ -141,7 +140,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "slice_storage_row", "storage_record_range", "storage_row",
     ),
     "conversation": ("ConversationAssembler",),
-    "definition": ("Context", "context_key", "Definition", "Match", "node_location", "Reader", "Role", "Urgency",),
+    "definition": ("Context", "context_key", "Definition", "Match", "node_location", "Reader", "Role",),
     "errors": (
         "AssemblerError", "ChunkRowError", "ConversationError", "DefinitionError", "DiscontinuityError",
         "MatchOrderError", "PackedStartError", "RecordDecodeError", "SessionFileError",
@@ -225,7 +224,6 @@ __all__ = [
     "TimelineTurn",
     "Transcript",
     "TurnLocation",
-    "Urgency",
     "ViewNode",
     "ViewUpdate",
     "Violation",

@@ -15,7 +15,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 
-from .definition import Context, Definition, Match, Reader, Urgency, max_urgency
+from .definition import Context, Definition, Match, Reader
+from .display import DisplayTracker, turn_starts
 from .errors import FOLD_FAULTS as _FAULTS
 from .errors import ConversationError, DefinitionError, InputFault, MatchOrderError, PackedStartError
 from .errors import EntryFault as _EntryFault
@@ -55,6 +56,7 @@ class ConversationAssembler:
         self._publishers = frozenset(d.kind for d in self.definitions  # kinds that build location data
                                      if type(d).build_location_data is not Definition.build_location_data)
         self.faults: list[InputFault] = []  # entries a Definition could not fold, shown by the fallback instead
+        self.display = DisplayTracker()
         self._quarantine: set[int] = set()
         self._reset(False)
 
@@ -144,16 +146,13 @@ class ConversationAssembler:
                     raise PackedStartError(seq, d.kind)
                 yield d, result[0], Match(event, result[1], location, coord, packed)
 
-    def _dispatch(self, entry: Entry, coord: Coord) -> Urgency:
+    def _dispatch(self, entry: Entry, coord: Coord) -> None:
         """Match one entry and apply each Match to its Context at once (the window grows at its end)."""
-        urgency: Urgency = "none"
         try:
             for d, id, m in self._matches(entry, coord):
                 self._apply(d, id, m)
-                urgency = max_urgency(urgency, d.publication(m))
         except _FAULTS as exc:
             raise _EntryFault((entry.event.seq,), entry.event.type, exc) from exc
-        return urgency
 
     def _rebuild(self, entries: list[Entry], has_more: bool) -> None:
         """Fold ``entries`` again from scratch, quarantining each entry a Definition fails on."""
@@ -252,12 +251,11 @@ class ConversationAssembler:
 
     # -- entry points ----------------------------------------------------------------------------------------------
 
-    def replace_window(self, entries: Iterable[Entry], has_more: bool) -> Urgency:
-        """Clear everything and fold ``entries`` (any order; sorted by seq). Returns ``'immediate'``."""
+    def replace_window(self, entries: Iterable[Entry], has_more: bool) -> None:
+        """Clear everything and fold ``entries`` (any order; sorted by seq)."""
         self.faults = []
         self._quarantine = set()
         self._rebuild(list(entries), has_more)
-        return "immediate"
 
     def _replace(self, entries: list[Entry], has_more: bool) -> None:
         self._reset(has_more)
@@ -265,7 +263,7 @@ class ConversationAssembler:
         observe = self.index.observe
         coords = [observe(e.event)[0] for e in ordered]
         note, matches, apply = self._note_entry, self._matches, self._apply
-        for entry, coord in zip(ordered, coords, strict=True):  # ``_dispatch`` without the urgency
+        for entry, coord in zip(ordered, coords, strict=True):  # ``_dispatch``, inlined
             note(entry)
             try:
                 for d, id, m in matches(entry, coord):
@@ -277,11 +275,9 @@ class ConversationAssembler:
         self._pending = True
         self._timeline_changed = True
 
-    def append(self, entry: Entry) -> Urgency:
-        """Fold one live scalar entry at the end of the window (ASSEMBLY 5.2).
-
-        Returns the highest publication of its Matches, raised to ``'immediate'`` when the timeline or a location
-        changed or a dependent was replayed; ``'none'`` when its seq is already present (ignored).
+    def append(self, entry: Entry) -> None:
+        """Fold one live scalar entry at the end of the window (ASSEMBLY 5.2); one whose seq is already present is
+        ignored.
 
         Raises:
             ConversationError: ``entry`` is a packed row (only scalar entries are appended).
@@ -289,29 +285,25 @@ class ConversationAssembler:
         if type(entry) is not EventRecord:
             raise ConversationError(f"seq {entry.event.seq}: append takes scalar entries only")
         try:
-            return self._append(entry)
+            self._append(entry)
         except _EntryFault as fault:
             quarantine(fault, self._quarantine, self.faults)
             self._rebuild(list(self._window), self.has_more)  # the entry was noted before the fault
-            return "immediate"
 
-    def _append(self, entry: Entry) -> Urgency:
+    def _append(self, entry: Entry) -> None:
         event = entry.event
         if self.has_seq(event.seq):
-            return "none"
+            return
         self._note_entry(entry)
         coord, changed_turn = self.index.observe(event)
-        pub: Urgency = "none"
         if changed_turn is not None or event.type in BOUNDARY_TYPES:
-            pub = "immediate"
             self._timeline_changed = True
             self._relocate(self._by_turn.get(changed_turn, {}).values())
         self._revised = False
-        pub = max_urgency(pub, self._dispatch(entry, coord))
-        if self._revised and self._replay_dependents():
-            pub = "immediate"
+        self._dispatch(entry, coord)
+        if self._revised:
+            self._replay_dependents()
         self._pending = True
-        return pub
 
     def _relocate(self, contexts: Iterable[Context]) -> None:
         """Re-resolve Matches after the index changed: replay Contexts whose locations moved, mark all dirty."""
@@ -327,20 +319,19 @@ class ConversationAssembler:
                 self._replay(ctx)
             self._dirty[ctx.key] = ctx
 
-    def prepend(self, entries: Iterable[Entry], has_more: bool) -> Urgency:
+    def prepend(self, entries: Iterable[Entry], has_more: bool) -> None:
         """Merge older entries (ASSEMBLY 5.2): late starts included; affected Contexts replay from their start.
 
         Entries whose seq is already present are dropped. Raises ``MatchOrderError`` when a merged Context's start
         is not its first Match.
         """
         try:
-            return self._prepend(entries, has_more)
+            self._prepend(entries, has_more)
         except _EntryFault as fault:
             quarantine(fault, self._quarantine, self.faults)
             self._rebuild(sorted(self._window, key=lambda e: e.event.seq), self.has_more)
-            return "immediate"
 
-    def _prepend(self, entries: Iterable[Entry], has_more: bool) -> Urgency:
+    def _prepend(self, entries: Iterable[Entry], has_more: bool) -> None:
         unique: dict[int, Entry] = {}
         for e in entries:
             if not self.has_seq(e.event.seq):
@@ -350,8 +341,7 @@ class ConversationAssembler:
         if not unique:
             if has_more != old_has_more and self._replay_dependents():
                 self._pending = True
-                return "immediate"
-            return "none"
+            return
         fresh = sorted(unique.values(), key=lambda e: e.event.seq)
         for e in fresh:
             self._note_entry(e)
@@ -391,7 +381,6 @@ class ConversationAssembler:
         self._full = True
         self._timeline_changed = True
         self._pending = True
-        return "immediate"
 
     @property
     def window(self) -> Sequence[Entry]:
@@ -489,9 +478,12 @@ class ConversationAssembler:
                 c.key in keys or (c.definition.reads_turn_data and c.location.key[1] in turns)
                 or self._timeline_changed and c.definition.reads_turn_data)]
         views = build_nodes(build, self.views, full)
+        display: dict[str, Any] = {}
+        if "chat" in views:  # what each row shows of its neighbours: decided here, not guessed by an edge
+            views["chat"], display = self.display.publish(views["chat"], full, turn_starts(index.turns))
         result = FlushResult(
-            {t: ViewUpdate(t, full, nodes) for t, nodes in views.items() if full or nodes or self._timeline_changed},
-            index.timeline(), self._timeline_changed)
+            {t: ViewUpdate(t, full, nodes, display if t == "chat" else {}) for t, nodes in views.items()
+             if full or nodes or self._timeline_changed}, index.timeline(), self._timeline_changed)
         self._dirty = {}
         self._full = False
         self._timeline_changed = False

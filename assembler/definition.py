@@ -19,7 +19,6 @@ from .views import LocationData, NodeLocation, ViewNode
 
 __all__ = [
     "Role",
-    "Urgency",
     "Target",
     "Match",
     "Context",
@@ -27,23 +26,15 @@ __all__ = [
     "Definition",
     "context_key",
     "node_location",
-    "max_urgency",
 ]
 
 Role = Literal["start", "update"]
-Urgency = Literal["none", "animation-frame", "immediate"]
-"""How soon a Match wants its view published (ASSEMBLY 5.1 ``publication``)."""
 Target = Literal["chat", "trajectory"]
-_RANK: dict[str, int] = {"none": 0, "animation-frame": 1, "immediate": 2}
 
 
 def context_key(kind: str, id: str) -> str:
     """The Context key ``"{len(kind)}:{kind}{id}"`` (ASSEMBLY 5.1)."""
     return f"{len(kind)}:{kind}{id}"
-
-
-def max_urgency(a: Urgency, b: Urgency) -> Urgency:
-    return a if _RANK[a] >= _RANK[b] else b
 
 
 def node_location(location: Location) -> NodeLocation:
@@ -145,9 +136,6 @@ class Definition:
 
     def update(self, context: Context, match: Match) -> Any:
         return context.state
-
-    def publication(self, match: Match) -> Urgency:
-        return "immediate"
 
     def build_location_data(self, context: Context, scope: Literal["step", "turn"]) -> LocationData | None:
         return None

@@ -25,6 +25,7 @@ __all__ = [
     "ViewNode",
     "LocationData",
     "ViewUpdate",
+    "NodeDisplay",
     "FlushResult",
     "TimelineStep",
     "TimelineTurn",
@@ -133,12 +134,27 @@ class TimelineTurn(Struct, frozen=True, omit_defaults=True):
     data: dict[str, Any] | UnsetType = UNSET
 
 
+class NodeDisplay(Struct, frozen=True, omit_defaults=True):
+    """What a chat node shows that depends on its neighbours (``display.DisplayTracker``, decided at each flush, not
+    part of the canonical transcript): ``turnHeading`` the turn whose "Turn N" heading it opens (its first shown
+    row), ``hiddenCalls`` the tool calls of an assistant step that have their own row (not repeated in the step),
+    ``quietInterruption`` its turn's interruption is said by a notice row (the step does not say it again),
+    ``turnStart`` a turn tail's turn start time (for "Ran for")."""
+
+    turnHeading: int | UnsetType = UNSET
+    hiddenCalls: list[str] | UnsetType = UNSET
+    quietInterruption: bool | UnsetType = UNSET
+    turnStart: int | UnsetType = UNSET
+
+
 class ViewUpdate(Struct, frozen=True):
-    """What a flush gives one view: every node (``replace``) or the upserts since the last flush."""
+    """What a flush gives one view: every node (``replace``) or the upserts since the last flush (and, for the chat,
+    the nodes whose ``display`` changed because of them), with each node's ``NodeDisplay`` by key."""
 
     target: str
     replace: bool
     nodes: list[ViewNode]
+    display: dict[str, NodeDisplay] = {}
 
 
 class FlushResult(Struct, frozen=True):

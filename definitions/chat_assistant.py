@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from msgspec import UNSET
 
-from assembler.definition import Context, Definition, Match, Reader, Role, Urgency, node_location
+from assembler.definition import Context, Definition, Match, Reader, Role, node_location
 from assembler.views import AssistantNode, AssistantStepData, LocationData, Timing, ViewNode
 
 from ._blocks import StreamFold, content_views, view_visible
@@ -158,17 +158,6 @@ class ChatAssistant(Definition):
         apply(state, match)
         return state
 
-    def publication(self, match: Match) -> Urgency:
-        etype = match.event.type
-        if etype == "step/start":
-            return "none"
-        if etype == "assistant/chunk":
-            chunk = data_of(match.event).get("chunk")
-            ctype = chunk.get("type") if type(chunk) is dict else None
-            return "none" if ctype in ("usage", "finish") else "animation-frame"
-        if etype in ROW_TYPES:
-            return "animation-frame"
-        return "immediate"
 
     def project(self, context: Context) -> ChatProjection | None:
         """The node projection (``projectAssistant``), cached for the current flush in ``context.scratch``."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from msgspec import UNSET
 
-from assembler.definition import Context, Definition, Match, Reader, Role, Urgency, node_location
+from assembler.definition import Context, Definition, Match, Reader, Role, node_location
 from assembler.locations import UNRESOLVED
 from assembler.views import (
     AssistantNode,
@@ -156,13 +156,6 @@ class TrajectoryAssistant(Definition):
         apply(state, match)
         return state
 
-    def publication(self, match: Match) -> Urgency:
-        etype = match.event.type
-        if etype == "step/start":
-            return "none"
-        if etype == "assistant/chunk" or etype in ROW_TYPES:
-            return "animation-frame"
-        return "immediate"
 
     def build_view_node(self, context: Context) -> ViewNode | None:
         stored = context.start is not None

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from msgspec import UNSET
 
-from assembler.definition import Context, Definition, Match, Reader, Role, Urgency, node_location
+from assembler.definition import Context, Definition, Match, Reader, Role, node_location
 from assembler.lazy_rows import joined_fragments
 from assembler.text import JS_WHITESPACE, js_number_str
 from assembler.views import (
@@ -243,8 +243,6 @@ class TurnTail(Definition):
         feed(state, match)
         return state
 
-    def publication(self, match: Match) -> Urgency:
-        return "immediate" if match.event.type == "turn/end" else "none"
 
     def anchor(self, state: TurnTailState) -> int | float:
         # Deviation from ASSEMBLY 5.4 (which anchors after the closing message): the tail is the last row of its

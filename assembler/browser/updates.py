@@ -8,7 +8,6 @@ lets the page lay out a row without its HTML (which ``render`` makes on demand).
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -27,7 +26,6 @@ __all__ = [
     "node_meta",
     "request_value",
     "error_value",
-    "restyled",
 ]
 
 _encode = msgspec.json.Encoder(enc_hook=encode_hook).encode
@@ -93,29 +91,3 @@ def error_value(exc: BaseException, where: str) -> dict[str, Any]:
             "seq": seq if type(seq) is int else None, "text": str(exc), "type": type(exc).__name__}
 
 
-def restyled(chat: Mapping[str, ViewNode], context: render.RenderContext | None,
-             upserted: Sequence[ViewNode]) -> list[ViewNode]:
-    """The upserted chat nodes plus the rendered ones whose HTML depends on them through the render ``context`` the
-    page last rendered with: the old first row of a turn that an older row now precedes (it drops its "Turn N"
-    divider), and the interrupted steps of a turn that now has an interruption notice (they drop their own
-    "Interrupted"). O(upserted) but for an interruption notice, which scans the window once."""
-    if context is None:
-        return list(upserted)
-    firsts = {turn: key for key, turn in context.turn_first_keys.items()}
-    out = list(upserted)
-    seen = {n.key for n in upserted}
-    for n in upserted:
-        turn = n.location.turn
-        if type(turn) is not int or hidden_by_default(n):
-            continue
-        old = chat.get(firsts.get(turn, ""))
-        if old is not None and old.key not in seen and n.anchorSeq < old.anchorSeq:
-            out.append(old)
-            seen.add(old.key)
-        if n.kind == "turn-notice" and getattr(n.data, "kind", None) == "interrupted" and \
-                turn not in context.interrupted_turns:
-            for m in chat.values():
-                if m.kind == "assistant-step" and m.location.turn == turn and m.key not in seen:
-                    out.append(m)
-                    seen.add(m.key)
-    return out

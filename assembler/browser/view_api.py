@@ -12,31 +12,21 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from definitions import default_definitions
-
-from .. import render
+from ..commands.exporting import export_page, render_nodes, session_title
 from ..conversation import ConversationAssembler
 from ..errors import AssemblerError
 from ..history import MessageIndex
 from ..records import decode_page
-from ..transcript import by_anchor, transcript
-from ..views import HIDDEN_KINDS, ViewNode
+from ..transcript import by_anchor
+from ..views import ViewNode
 from .panels import chat_keys_by_seq, context_rows, full_text, trajectory_rows
 from .search import SearchIndex, node_records, row_members
 from .updates import as_bytes, elapsed_ms, encode_json, error_value
 from .view_export import context_markdown, trajectory_markdown, view_document
 
-__all__ = ["ViewsMixin", "export_text"]
+__all__ = ["ViewsMixin"]
 
 
-def export_text(assembler: ConversationAssembler, nodes: list[ViewNode], *, title: str, fmt: str,
-                banner: str = "") -> str:
-    """One document of the given chat nodes: ``html`` (the static export) or ``md`` (``render.render_markdown``)."""
-    shown = [n for n in nodes if n.kind not in HIDDEN_KINDS]
-    context = render.render_context(assembler.index.turns, shown)
-    if fmt == "md":
-        return render.render_markdown(shown, title=title, context=context, banner=banner)
-    return render.render_document(shown, title=title, context=context, banner=banner)
 
 
 class ViewsMixin:
@@ -89,7 +79,9 @@ class ViewsMixin:
         that view of the window (``view_export``), as ``fmt`` (``html`` or ``md``)."""
         t0 = time.perf_counter()
         fmt = "md" if fmt == "md" else "html"
-        name = title or str((self.header or {}).get("id") or "session")
+        # The session's own title (as the CLI's export), else its first prompt, else the header id.
+        name = title or session_title(e.event for e in self.assembler.window_entries()) or str(
+            (self.header or {}).get("id") or "session")
         banner = ""
         if scope in ("trajectory", "context"):
             if scope == "trajectory":
@@ -105,18 +97,12 @@ class ViewsMixin:
             if scope == "session" and (self.index is not None or page is not None):
                 session = (decode_page(as_bytes(page)) if page is not None
                            else self.index.session_page(None, None, None))  # type: ignore[union-attr]
-                assembler = ConversationAssembler(default_definitions())
-                assembler.replace_window(session.records, session.hasMore)
-                result = assembler.flush()
-                nodes = transcript(result).chat if result is not None else []
-                if session.hasMore:
-                    banner = "Older history was not available to this export."
+                text = export_page(session.records, session.hasMore, title=name, fmt=fmt)
             else:
-                assembler = self.assembler
-                nodes = self._ordered()
                 if self.assembler.has_more:
                     banner = "The loaded window only: older history is not included."
-            text = export_text(assembler, nodes, title=name, fmt=fmt, banner=banner)
+                text = render_nodes(self._ordered(), self.assembler.display.display, title=name, fmt=fmt,
+                                    banner=banner)
         except (AssemblerError, ValueError) as exc:
             return encode_json({"error": error_value(exc, "export")})
         return encode_json({"text": text, "name": f"{_file_stem(name)}.{fmt}", "ms": elapsed_ms(t0)})

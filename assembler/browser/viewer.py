@@ -52,7 +52,6 @@ from .updates import (
     error_value,
     node_meta,
     request_value,
-    restyled,
 )
 from .view_api import ViewsMixin
 
@@ -93,8 +92,6 @@ class Viewer(ViewsMixin, ReplayMixin):
         self.file: FileLoad | None = None
         self.load_result: LoadResult | None = None
         self.page_requests: dict[int, PageRequest] = {}
-        self._context: render.RenderContext | None = None
-        self._rendered_context: render.RenderContext | None = None  # the last context HTML was rendered with
         self._live = False
         self.repacker = LiveRepacker()
 
@@ -133,7 +130,6 @@ class Viewer(ViewsMixin, ReplayMixin):
         chat = result.views.get("chat")
         if chat is None:
             return False, [], []
-        self._context = None  # the render context follows the window
         removed: list[str] = []
         if chat.replace:
             new = {n.key: n for n in chat.nodes}
@@ -143,7 +139,7 @@ class Viewer(ViewsMixin, ReplayMixin):
                 self.revs.pop(key, None)
         else:
             self.chat.update((n.key, n) for n in chat.nodes)
-        nodes = list(chat.nodes) if chat.replace else restyled(self.chat, self._rendered_context, chat.nodes)
+        nodes = list(chat.nodes)  # the assembler republishes a row whose display its neighbours changed
         for node in nodes:
             self._rev += 1
             self.revs[node.key] = self._rev
@@ -391,26 +387,19 @@ class Viewer(ViewsMixin, ReplayMixin):
 
     # -- entry points: HTML ----------------------------------------------------------------------------------------
 
-    def _render_context(self) -> render.RenderContext:
-        """Built once per window state (dropped by every flush that changes the chat)."""
-        if self._context is None:
-            self._context = render.render_context(self.assembler.index.turns, self.chat.values())
-            self._rendered_context = self._context
-        return self._context
-
     def render(self, keys: Sequence[str]) -> bytes:
         """HTML of the given chat nodes: ``{"html": {key: html}, "revs": {key: rev}}`` (unknown keys are left out)."""
         return encode_json(self._render_html(keys))
 
     def _render_html(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
-        context = self._render_context()
+        display = self.assembler.display.display
         html: dict[str, str] = {}
         revs: dict[str, int] = {}
         for key in keys:
             node = self.chat.get(str(key))
             if node is None:
                 continue
-            html[key] = render.render_node(node, context=context)
+            html[key] = render.render_node(node, display=display.get(key))
             revs[key] = self.revs.get(key, 0)
         return {"html": html, "revs": revs}
 

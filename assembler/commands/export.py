@@ -20,8 +20,9 @@ from ..history import MessageIndex
 from ..jsontext import utf8_text
 from ._common import fail, load, max_line_bytes, report_problems, session_key, warn_faults
 from ._output import error, output, preflight
+from .exporting import export_page, export_sessions, session_title
 
-__all__ = ["register", "cmd_export", "export_html", "export_document", "export_sessions", "export_format"]
+__all__ = ["register", "cmd_export", "export_html", "export_document", "export_format"]
 
 _EXTENSIONS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md"}
 
@@ -42,16 +43,6 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_export)
 
 
-def _session_title(records: list[Any]) -> str | None:
-    title = None
-    for record in records:
-        if type(record) is dict and record.get("type") == "session/title" and type(record.get("data")) is dict:
-            value = record["data"].get("title")
-            if type(value) is str and value.strip():
-                title = value
-    return title
-
-
 def export_format(output: str, given: str | None) -> str | None:
     """``html`` or ``md``: ``given``, else by the output's extension; None when neither says."""
     if given is not None:
@@ -69,83 +60,18 @@ def export_html(records: list[Any], *, title: str, max_messages: int | None = No
     return export_document(records, title=title, max_messages=max_messages, banner=banner, fmt="html", faults=faults)
 
 
-def _folded(records: list[Any], max_messages: int | None, banner: str,
-            faults: list[Any] | None) -> tuple[list[Any], Any, str]:
-    """A session's chat nodes, their render context and the banner (with a note when older history is left out)."""
-    from definitions import default_definitions
-
-    from .. import render
-    from ..conversation import ConversationAssembler
-    from ..transcript import transcript
-    from ..views import HIDDEN_KINDS
-
-    page = MessageIndex(records).session_page(None, None, max_messages)
-    assembler = ConversationAssembler(default_definitions())
-    assembler.replace_window(page.records, page.hasMore)
-    result = assembler.flush()
-    assert result is not None  # replace_window always leaves a flush pending
-    if faults is not None:
-        faults.extend(assembler.faults)
-    # Rows of a hidden kind are left out; nodes a Definition hid are written hidden (no script can show them).
-    nodes = [n for n in transcript(result).chat if n.kind not in HIDDEN_KINDS]
-    context = render.render_context(assembler.index.turns, nodes)
-    if page.hasMore:
-        note = f"Showing the newest {max_messages} messages; older history is not included."
-        banner = f"{banner} {note}".strip()
-    return nodes, context, banner
-
-
 def export_document(records: list[Any], *, title: str, max_messages: int | None = None,
                     banner: str = "", fmt: str = "html", faults: list[Any] | None = None) -> str:
-    """The export document (``html`` or ``md``) for a session's storage records (``LoadResult.records``). Events
-    no Definition could fold (shown raw) are added to ``faults`` when given.
+    """The export document (``html`` or ``md``) for a session's storage records (``LoadResult.records``), through
+    the one export the page uses too (``exporting.export_page``). Events no Definition could fold (shown raw) are
+    added to ``faults`` when given.
 
     Raises:
         AssemblerError: the records break the assembler contract, or an event is not a valid wire event.
     """
-    from .. import render
-
-    nodes, context, banner = _folded(records, max_messages, banner, faults)
-    if fmt == "md":
-        return render.render_markdown(nodes, title=title, context=context, banner=banner)
-    return render.render_document(nodes, title=title, context=context, banner=banner)
-
-
-def export_sessions(sessions: list[tuple[str, list[Any], str]], *, title: str, max_messages: int | None = None,
-                    fmt: str = "html", faults: list[Any] | None = None) -> str:
-    """One export document of several sessions (``(label, records, banner)`` each: an Inspect log's samples), a
-    section each.
-
-    Raises:
-        as ``export_document``.
-    """
-    from .. import render
-    from ..render.markdown_export import md_text
-
-    folded = [(label, *_folded(records, max_messages, banner, faults)) for label, records, banner in sessions]
-    if fmt == "md":
-        parts = [f"# {md_text(title)}"]
-        for label, nodes, context, banner in folded:
-            body = render.render_markdown(nodes, title=label, context=context, banner=banner)
-            parts.append(_demoted(body))
-        return "\n\n".join(parts) + "\n"
-    return render.render_sections([(label, nodes, context, banner) for label, nodes, context, banner in folded],
-                                  title=title)
-
-
-def _demoted(markdown: str) -> str:
-    """Every heading one level down (outside fenced code): a session's document as a section of a larger one."""
-    out = []
-    fence: str | None = None
-    for line in markdown.split("\n"):
-        stripped = line.lstrip()
-        if stripped.startswith(("```", "~~~")):
-            mark = stripped[:3]
-            fence = None if fence == mark else (fence or mark)
-        if fence is None and line.startswith("#"):
-            line = "#" + line
-        out.append(line)
-    return "\n".join(out).rstrip("\n")
+    page = MessageIndex(records).session_page(None, None, max_messages)
+    return export_page(page.records, page.hasMore, title=title, fmt=fmt, banner=banner, faults=faults,
+                       max_messages=max_messages)
 
 
 def _banner(error: Any) -> str:
@@ -175,10 +101,11 @@ def _several(args: argparse.Namespace) -> int | None:
     for s in sessions:
         report_problems(f"{args.file} ({s.key})" if s.key else args.file, s.result)
         ok = ok and s.result.ok
-        parts.append((s.label or s.key or os.path.basename(args.file), s.result.records, _banner(s.result.error)))
+        page = MessageIndex(s.result.records).session_page(None, None, args.max_messages)
+        parts.append((s.label or s.key or os.path.basename(args.file), page.records, page.hasMore,
+                      _banner(s.result.error)))
     try:
         document = export_sessions(parts, title=args.title or os.path.basename(args.file),
-                                   max_messages=args.max_messages,
                                    fmt=export_format(args.output, args.format) or "html", faults=faults)
     except AssemblerError as exc:
         error(args.file, str(exc))
@@ -205,7 +132,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if result is None or result.header is None:
         return 1
     banner = _banner(result.error)
-    title = args.title or _session_title(result.records) or os.path.basename(args.file)
+    title = args.title or session_title(result.records) or os.path.basename(args.file)
     faults: list[Any] = []
     try:
         document = export_document(result.records, title=title, max_messages=args.max_messages, banner=banner,

@@ -7,7 +7,7 @@ with CSS classes only (no ``style`` attributes); every other string is escaped. 
 in slices of about ``SLICE_CHARS`` characters cut at a paragraph boundary, with a "Show more" control, and a
 collapsed Think block renders its body only when asked (``lazy=True``). Nodes are typed ``views.ViewNode``s, read
 as they are (never converted to plain values); an unknown kind, or data that is not the Struct its kind names,
-renders as a generic row, never an error. ``render_context`` builds the one context a window's nodes render with.
+renders as a generic row, never an error. Each node renders with the ``NodeDisplay`` the assembler decided for it.
 Pure: no I/O.
 
 Modules: ``markdown`` (markdown-it and Pygments setup, escaping, safe links), ``slices`` (bounded text slices and
@@ -37,9 +37,7 @@ from .markdown_export import (
     render_markdown,
 )
 from .nodes import (
-    RenderContext,
     render_block_slice,
-    render_context,
     render_node,
     render_section,
 )
@@ -56,8 +54,6 @@ __all__ = [
     "SLICE_CHARS",
     "HIGHLIGHT_LIMIT",
     "MAX_NESTING",
-    "RenderContext",
-    "render_context",
     "escape",
     "is_safe_link",
     "markdown_html",

@@ -6,12 +6,14 @@ all; every node renders fully (``limit=None``, not lazy) since nothing on the pa
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-from ..views import ViewNode
+from ..views import NodeDisplay, ViewNode
 from .css import stylesheet
 from .markdown import escape
-from .nodes import RenderContext, render_node
+from .nodes import render_node
+
+Displays = Mapping[str, NodeDisplay]
 
 __all__ = [
     "render_article",
@@ -19,7 +21,7 @@ __all__ = [
 ]
 
 
-def render_article(node: ViewNode, *, context: RenderContext | None = None, limit: int | None = None,
+def render_article(node: ViewNode, *, display: NodeDisplay | None = None, limit: int | None = None,
                    lazy: bool = False) -> str:
     """One node as a complete ``<article>`` (the static export's form; the page builds its own wrapper)."""
     seq = node.anchorSeq
@@ -27,27 +29,29 @@ def render_article(node: ViewNode, *, context: RenderContext | None = None, limi
     anchor = f' id="seq-{escape(seq)}"' if seq is not None else ""
     hidden = " hidden" if node.visibility == "hidden" else ""
     return (f'<article class="node kind-{kind}" data-kind="{kind}" data-seq="{escape(seq)}"{anchor}{hidden}>'
-            f'{render_node(node, context=context, limit=limit, lazy=lazy)}</article>\n')
+            f'{render_node(node, display=display, limit=limit, lazy=lazy)}</article>\n')
 
 
-def render_document(nodes: Iterable[ViewNode], *, title: str, context: RenderContext | None = None,
+def render_document(nodes: Iterable[ViewNode], *, title: str, displays: Displays | None = None,
                     banner: str = "") -> str:
     """A complete static HTML transcript: inline CSS, a CSP with no script at all, every node fully rendered
-    (Think rows are native ``<details>``; nothing needs JavaScript)."""
-    body = "".join(render_article(node, context=context, limit=None, lazy=False) for node in nodes
+    (Think rows are native ``<details>``; nothing needs JavaScript) with the display the assembler decided for it."""
+    shown = displays or {}
+    body = "".join(render_article(node, display=shown.get(node.key), limit=None, lazy=False) for node in nodes
                    if node.visibility != "hidden")
     notice = f'<div class="notice notice-error" role="alert">{escape(banner)}</div>' if banner else ""
     return _page(title, notice, body)
 
 
-def render_sections(sections: Iterable[tuple[str, Iterable[ViewNode], RenderContext | None, str]], *,
+def render_sections(sections: Iterable[tuple[str, Iterable[ViewNode], Displays | None, str]], *,
                     title: str) -> str:
     """One static HTML document of several sessions (an Inspect log's samples): a ``<section>`` each with its
-    heading and its own notice (``(label, nodes, context, banner)``)."""
+    heading and its own notice (``(label, nodes, displays, banner)``)."""
     parts = []
-    for label, nodes, context, banner in sections:
+    for label, nodes, displays, banner in sections:
         notice = f'<div class="notice notice-error" role="alert">{escape(banner)}</div>' if banner else ""
-        body = "".join(render_article(node, context=context, limit=None, lazy=False) for node in nodes
+        shown = displays or {}
+        body = "".join(render_article(node, display=shown.get(node.key), limit=None, lazy=False) for node in nodes
                        if node.visibility != "hidden")
         parts.append(f'<section class="export-session"><h2 class="export-session-title">{escape(label)}</h2>'
                      f'{notice}{body}</section>\n')

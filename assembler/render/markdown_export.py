@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -25,6 +25,7 @@ from ..views import (
     CommandData,
     CompactionData,
     InputMessageData,
+    NodeDisplay,
     NoticeData,
     ReasoningBlockView,
     TextBlockView,
@@ -32,6 +33,7 @@ from ..views import (
     TurnTailData,
     ViewNode,
     hidden_by_default,
+    is_recorded_time,
 )
 from .activity import activity_markdown
 from .markdown import escape
@@ -117,7 +119,7 @@ def _tool(data: ToolData) -> str:
     return _details(summary, "\n\n".join(parts) or "(no arguments)")
 
 
-def _assistant(data: AssistantStepData, shown_calls: frozenset[str]) -> str:
+def _assistant(data: AssistantStepData) -> str:
     parts = []
     for block in data.blocks:
         if type(block) is TextBlockView and block.text.strip():
@@ -154,14 +156,17 @@ def _notice(node: ViewNode) -> str:
     return ""
 
 
-def _tail(data: TurnTailData) -> str:
+def _tail(data: TurnTailData, display: NodeDisplay | None) -> str:
     bits = []
+    start = display.turnStart if display is not None else UNSET
     if type(data.steps) is int:
         bits.append(plural(data.steps, "step"))
     if type(data.toolCalls) is int and data.toolCalls:
         bits.append(plural(data.toolCalls, "tool call"))
     if type(data.durationMs) in (int, float):
         bits.append(f"Ran for {duration_text(data.durationMs)}")
+    elif type(start) is int and is_recorded_time(start) and is_recorded_time(data.time) and data.time >= start:
+        bits.append(f"Ran for {duration_text(data.time - start)}")  # the same figure the page shows
     ttft = data.ttftMs if type(data.ttftMs) in (int, float) else data.turnTtftMs
     if type(ttft) in (int, float):
         bits.append(f"TTFT {duration_text(ttft)}")
@@ -176,10 +181,11 @@ def _generic(node: ViewNode) -> str:
     return _details(node.kind, fenced(json.dumps(value, ensure_ascii=False, indent=2, default=str), "json"))
 
 
-def render_markdown(nodes: Iterable[ViewNode], *, title: str, context: Any = None, banner: str = "") -> str:
-    """A whole transcript as GitHub-flavoured Markdown (hidden rows left out). ``context`` is the
-    ``RenderContext`` of the window (its shown call ids keep streamed calls out of assistant text)."""
-    shown_calls: frozenset[str] = getattr(context, "shown_calls", frozenset())
+def render_markdown(nodes: Iterable[ViewNode], *, title: str, displays: Mapping[str, NodeDisplay] | None = None,
+                    banner: str = "") -> str:
+    """A whole transcript as GitHub-flavoured Markdown (hidden rows left out), each node with the display the
+    assembler decided for it (``displays``: the turn start for "Ran for")."""
+    shown = displays or {}
     out = [f"# {md_text(title)}"]
     if banner:
         out.append(_quote(f"**Note:** {md_text(banner)}"))
@@ -208,7 +214,7 @@ def render_markdown(nodes: Iterable[ViewNode], *, title: str, context: Any = Non
                     speaker = who
                 block = md_text(text)
         elif kind == "assistant-step" and type(data) is AssistantStepData:
-            block = _assistant(data, shown_calls)
+            block = _assistant(data)
             if block and speaker != "Assistant":
                 out.append("### Assistant")
                 speaker = "Assistant"
@@ -223,7 +229,7 @@ def render_markdown(nodes: Iterable[ViewNode], *, title: str, context: Any = Non
             speaker = "Command"
             block = fenced(line or f"/{data.commandId}") + (f"\n\n{fenced(output)}" if output else "")
         elif kind == "turn-tail" and type(data) is TurnTailData:
-            block = _tail(data)
+            block = _tail(data, shown.get(node.key))
         elif type(data) in (NoticeData, CompactionData):
             block = _notice(node)
         elif type(data) is ActivityData:

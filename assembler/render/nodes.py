@@ -9,13 +9,12 @@ unexpected shape, render as a generic row, never an error. Pure: no I/O.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 from msgspec import UNSET
 
-from ..locations import TurnLocation
 from ..views import (
     ActivityData,
     AssistantStepData,
@@ -24,6 +23,7 @@ from ..views import (
     EventData,
     ImageBlockView,
     InputMessageData,
+    NodeDisplay,
     NoticeData,
     ReasoningBlockView,
     TextBlockView,
@@ -31,7 +31,6 @@ from ..views import (
     ToolData,
     TurnTailData,
     ViewNode,
-    hidden_by_default,
     is_recorded_time,
 )
 from .activity import activity_html, overflow_html
@@ -54,53 +53,13 @@ from .texts import (
 from .toolrows import streamed_call_html, tool_row_html, tool_section_html
 
 __all__ = [
-    "RenderContext",
-    "render_context",
     "render_node",
     "render_block_slice",
     "render_section",
 ]
 
 
-class RenderContext:
-    """What a node's HTML may need beyond the node itself: turn start times (for "Ran for"), the call ids that
-    have their own tool row (so an assistant step does not repeat them), the turns whose end is an interruption
-    notice (so an interrupted step does not say it again) and the first row of each turn (it carries the turn
-    divider), by key."""
-
-    __slots__ = ("turn_start_times", "shown_calls", "interrupted_turns", "turn_first_keys")
-
-    def __init__(self, turn_start_times: Mapping[Any, int] | None = None, shown_calls: Iterable[str] = (),
-                 interrupted_turns: Iterable[Any] = (), turn_first_keys: Mapping[str, Any] | None = None) -> None:
-        self.turn_start_times = dict(turn_start_times or {})
-        self.shown_calls = frozenset(shown_calls)
-        self.interrupted_turns = frozenset(interrupted_turns)
-        self.turn_first_keys = dict(turn_first_keys or {})
-
-
-_EMPTY_CONTEXT = RenderContext()
-
-
-def render_context(turns: Mapping[Any, TurnLocation], nodes: Iterable[ViewNode]) -> RenderContext:
-    """The context of one window (the page's and the export's): each turn's start time from its ``turn/start``, the
-    call ids that have their own ``tool`` row among ``nodes``, the turns ended by an interruption notice and the
-    first shown node of each turn (it carries the "Turn N" divider). Linear in ``nodes``."""
-    starts = {turn: tl.start.time for turn, tl in turns.items() if tl.start is not None}
-    shown: list[str] = []
-    interrupted: list[Any] = []
-    first: dict[Any, ViewNode] = {}  # turn -> its first shown node (lowest anchor; ties: the earlier given)
-    for n in nodes:  # linear: the page recomputes this after every flush
-        if n.kind == "tool":
-            shown.append(n.id)
-        elif n.kind == "turn-notice" and type(n.data) is NoticeData and n.data.kind == "interrupted":
-            interrupted.append(n.location.turn)
-        turn = n.location.turn
-        if type(turn) is int and not hidden_by_default(n):
-            best = first.get(turn)
-            if best is None or n.anchorSeq < best.anchorSeq:
-                first[turn] = n
-    return RenderContext(turn_start_times=starts, shown_calls=shown, interrupted_turns=interrupted,
-                         turn_first_keys={n.key: turn for turn, n in first.items()})
+_NO_DISPLAY = NodeDisplay()
 
 
 # --- node renderers ----------------------------------------------------------------------------------------------
@@ -130,7 +89,7 @@ def _think(key: str, block: int, text: str, *, limit: int | None, lazy: bool) ->
             f'<span class="think-title">{title}</span></summary>{body}</details>')
 
 
-def _render_assistant(node: ViewNode, data: AssistantStepData, ctx: RenderContext, limit: int | None,
+def _render_assistant(node: ViewNode, data: AssistantStepData, display: NodeDisplay, limit: int | None,
                       lazy: bool = True) -> str:
     key = node.key
     parts: list[str] = []
@@ -150,7 +109,7 @@ def _render_assistant(node: ViewNode, data: AssistantStepData, ctx: RenderContex
             text_index += 1
         elif t is ToolCallBlockView:
             call_id = block.callId  # type: ignore[union-attr]
-            if type(call_id) is str and call_id in ctx.shown_calls:
+            if type(call_id) is str and type(display.hiddenCalls) is list and call_id in display.hiddenCalls:
                 continue
             parts.append(streamed_call_html(block.name, block.argsRaw))  # type: ignore[union-attr]
         elif t is ImageBlockView:
@@ -160,14 +119,14 @@ def _render_assistant(node: ViewNode, data: AssistantStepData, ctx: RenderContex
             btype = inner.get("type") if type(inner) is dict else None
             parts.append(f'<div class="other-block">[{escape(btype or "content block")}]</div>')
     status = data.status
-    if status == "interrupted" and node.location.turn not in ctx.interrupted_turns:
+    if status == "interrupted" and display.quietInterruption is not True:
         parts.append('<p class="notice notice-interrupted">Interrupted</p>')
     elif status == "running":
         parts.append('<p class="notice notice-running" aria-label="streaming">…</p>')
     return "".join(parts)
 
 
-def _render_turn_tail(node: ViewNode, data: TurnTailData, ctx: RenderContext, limit: int | None,
+def _render_turn_tail(node: ViewNode, data: TurnTailData, display: NodeDisplay, limit: int | None,
                       lazy: bool = True) -> str:
     """The end of a turn. Durations, TTFT and throughput only from recorded times (``is_recorded_time``); counts
     (steps, tool calls) always; token usage as recorded (any subset) and the model."""
@@ -176,7 +135,7 @@ def _render_turn_tail(node: ViewNode, data: TurnTailData, ctx: RenderContext, li
     recorded = is_recorded_time(end)
     if recorded:
         bits.append(f'<span class="tail-clock">{clock_text(end)}</span>')
-    start = ctx.turn_start_times.get(data.turn)
+    start = display.turnStart if type(display.turnStart) is int else None
     if type(data.durationMs) in (int, float):  # the log records the turn's duration itself
         bits.append(f'<span class="tail-ran" title="as the log records it">Ran for {duration_text(data.durationMs)}'
                     '</span>')
@@ -213,7 +172,7 @@ def _source_label(source: Any) -> str:
     return ""
 
 
-def _render_input(node: ViewNode, data: InputMessageData, ctx: RenderContext, limit: int | None,
+def _render_input(node: ViewNode, data: InputMessageData, display: NodeDisplay, limit: int | None,
                   lazy: bool = True) -> str:
     key = node.key
     role = input_role(data)
@@ -234,7 +193,8 @@ def _render_input(node: ViewNode, data: InputMessageData, ctx: RenderContext, li
             f'{sliced(text, markdown=False, key=key, block=0, limit=limit)}</div>')
 
 
-def _render_tool(node: ViewNode, data: ToolData, ctx: RenderContext, limit: int | None, lazy: bool = True) -> str:
+def _render_tool(node: ViewNode, data: ToolData, display: NodeDisplay, limit: int | None,
+                 lazy: bool = True) -> str:
     return tool_row_html(node, data, limit, lazy)
 
 
@@ -251,7 +211,7 @@ def _notice_message(data: NoticeData) -> str:
     return data.message if type(data.message) is str else ""
 
 
-def _render_turn_notice(node: ViewNode, data: NoticeData, ctx: RenderContext, limit: int | None,
+def _render_turn_notice(node: ViewNode, data: NoticeData, display: NodeDisplay, limit: int | None,
                         lazy: bool = True) -> str:
     kind = data.kind
     code = data.code
@@ -276,7 +236,8 @@ def _value(value: Any) -> Any:
     return None if value is UNSET else value
 
 
-def _render_retry(node: ViewNode, data: NoticeData, ctx: RenderContext, limit: int | None, lazy: bool = True) -> str:
+def _render_retry(node: ViewNode, data: NoticeData, display: NodeDisplay, limit: int | None,
+                  lazy: bool = True) -> str:
     retry, max_retries = _value(data.retry), _value(data.maxRetries)
     count = f"attempt {retry}/{max_retries}" if retry is not None and max_retries is not None else (
         f"attempt {retry}" if retry is not None else "")
@@ -289,7 +250,7 @@ def _render_retry(node: ViewNode, data: NoticeData, ctx: RenderContext, limit: i
     return _notice("notice-retry", "Retrying", text)
 
 
-def _render_record_notice(node: ViewNode, data: NoticeData, ctx: RenderContext, limit: int | None,
+def _render_record_notice(node: ViewNode, data: NoticeData, display: NodeDisplay, limit: int | None,
                           lazy: bool = True) -> str:
     """A raw record of another harness's log that its reader marked for the chat (a score, a queued prompt, a
     rewind): its text; the record type in a tooltip."""
@@ -299,7 +260,7 @@ def _render_record_notice(node: ViewNode, data: NoticeData, ctx: RenderContext, 
                         f'<div class="notice notice-record" title="{escape(code)}">', 1) if code else html
 
 
-def _render_compaction(node: ViewNode, data: CompactionData, ctx: RenderContext, limit: int | None,
+def _render_compaction(node: ViewNode, data: CompactionData, display: NodeDisplay, limit: int | None,
                        lazy: bool = True) -> str:
     rng = data.shadowedRange
     tokens = data.shadowedTokenCount
@@ -332,7 +293,8 @@ def _render_compaction(node: ViewNode, data: CompactionData, ctx: RenderContext,
             f'<span class="think-title">{escape(first_line(summary))}</span></summary>{body}</details>')
 
 
-def _render_event(node: ViewNode, data: EventData, ctx: RenderContext, limit: int | None, lazy: bool = True) -> str:
+def _render_event(node: ViewNode, data: EventData, display: NodeDisplay, limit: int | None,
+                  lazy: bool = True) -> str:
     return (f'<div class="event-row"><span class="row-label">{escape(data.type)}</span> '
             f'<code class="event-summary">{escape(data.summary)}</code></div>')
 
@@ -340,7 +302,7 @@ def _render_event(node: ViewNode, data: EventData, ctx: RenderContext, limit: in
 _COMMAND_STATUSES = frozenset({"running", "success", "error", "done"})
 
 
-def _render_command(node: ViewNode, data: CommandData, ctx: RenderContext, limit: int | None,
+def _render_command(node: ViewNode, data: CommandData, display: NodeDisplay, limit: int | None,
                     lazy: bool = True) -> str:
     key = node.key
     line, output = command_texts(data)
@@ -389,7 +351,8 @@ def _json_title(data: Any) -> str:
     return ""
 
 
-def _render_generic(node: ViewNode, data: Any, ctx: RenderContext, limit: int | None, lazy: bool = True) -> str:
+def _render_generic(node: ViewNode, data: Any, display: NodeDisplay, limit: int | None,
+                    lazy: bool = True) -> str:
     """Any node the per-kind renderers do not take (unknown kind, unexpected data): its kind and its data as JSON."""
     value = msgspec.to_builtins(data)
     if type(value) is not dict:
@@ -401,17 +364,17 @@ def _render_generic(node: ViewNode, data: Any, ctx: RenderContext, limit: int | 
             f'<span class="generic-title">{escape(title)}</span></summary>{body}</details>')
 
 
-def _render_activity(node: ViewNode, data: ActivityData, ctx: RenderContext, limit: int | None,
+def _render_activity(node: ViewNode, data: ActivityData, display: NodeDisplay, limit: int | None,
                      lazy: bool = True) -> str:
     return activity_html(data)
 
 
-def _render_overflow(node: ViewNode, data: NoticeData, ctx: RenderContext, limit: int | None,
+def _render_overflow(node: ViewNode, data: NoticeData, display: NodeDisplay, limit: int | None,
                      lazy: bool = True) -> str:
     return overflow_html(data)
 
 
-_Renderer = Callable[[ViewNode, Any, RenderContext, "int | None", bool], str]
+_Renderer = Callable[[ViewNode, Any, NodeDisplay, "int | None", bool], str]
 _RENDERERS: dict[str, tuple[type, _Renderer]] = {
     "assistant-step": (AssistantStepData, _render_assistant),
     "turn-tail": (TurnTailData, _render_turn_tail),
@@ -432,22 +395,22 @@ _RENDERERS: dict[str, tuple[type, _Renderer]] = {
 """Node kind -> (the data Struct it must carry, its renderer)."""
 
 
-def render_node(node: ViewNode, *, context: RenderContext | None = None, limit: int | None = SLICE_CHARS,
+def render_node(node: ViewNode, *, display: NodeDisplay | None = None, limit: int | None = SLICE_CHARS,
                 lazy: bool = True) -> str:
     """The inner HTML of one chat node. ``limit`` bounds each text block (None renders everything); ``lazy``
     leaves collapsed bodies empty (``render_section`` fills them when opened)."""
-    ctx = context or _EMPTY_CONTEXT
-    turn = ctx.turn_first_keys.get(node.key)
+    shown = display or _NO_DISPLAY
+    turn = shown.turnHeading if type(shown.turnHeading) is int else None
     divider = "" if turn is None else (f'<div class="turn-divider" role="separator" aria-label="Turn {turn}">'
                                        f'<span>Turn {turn}</span></div>')
     entry = _RENDERERS.get(node.kind)
     if entry is None or type(node.data) is not entry[0]:
-        return divider + _render_generic(node, node.data, ctx, limit, lazy)
+        return divider + _render_generic(node, node.data, shown, limit, lazy)
     try:
-        return divider + entry[1](node, node.data, ctx, limit, lazy)
+        return divider + entry[1](node, node.data, shown, limit, lazy)
     except (KeyError, TypeError, ValueError, AttributeError):
         # An unexpected value inside the data must never break the page: show it as data instead.
-        return divider + _render_generic(node, node.data, ctx, limit, lazy)
+        return divider + _render_generic(node, node.data, shown, limit, lazy)
 
 
 def render_block_slice(node: ViewNode, block: int, offset: int, *, limit: int = SLICE_CHARS) -> str:

@@ -53,7 +53,9 @@ def test_entries_say_title_file_activity_counts_and_status(listed: Page, viewer:
     meta = entry.locator(".session-meta").all_inner_texts()
     assert "file modified" not in meta[0]  # the events' own time
     listing = {s["id"]: s for s in listed.evaluate("async () => (await (await fetch('api/sessions')).json()).sessions")}
-    assert meta[1] == f"{listing['sortcase-b']['eventCount']} events · 2 turns"
+    # The model its messages record (message.source.model) follows the counts.
+    assert meta[1] == f"{listing['sortcase-b']['eventCount']} events · 2 turns · {listing['sortcase-b']['model']}"
+    assert listing["sortcase-b"]["model"] == "m"
     assert entry.locator(".session-status").inner_text() == "ended"
 
 

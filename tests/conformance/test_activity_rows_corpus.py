@@ -10,7 +10,8 @@ import pytest
 from conversation_support import assemble_page, page
 from corpus import FIXTURES, require_corpus
 
-from assembler.render import render_context, render_markdown, render_node, render_section
+from assembler.display import displays_of
+from assembler.render import render_markdown, render_node, render_section
 from assembler.store.jsonl import read_session
 
 SNAP = "examples/acp-agent/tests/snapshots"
@@ -21,12 +22,12 @@ def chat(rel: str):
     if not path.exists():
         pytest.fail(f"{rel} is missing from the corpus")
     t = assemble_page(page(read_session(path).records, "packed"))
-    return t, render_context({}, t.chat)
+    return t, displays_of(t.chat, {})
 
 
 def rows(rel: str, kind: str):
     t, ctx = chat(rel)
-    return [(n, render_node(n, context=ctx)) for n in t.chat if n.kind == kind]
+    return [(n, render_node(n, display=ctx.get(n.key))) for n in t.chat if n.kind == kind]
 
 
 def test_approval_asked_and_decided() -> None:
@@ -61,9 +62,9 @@ def test_context_overflow_precedes_its_compaction() -> None:
     kinds = [n.kind for n in t.chat]
     i = kinds.index("overflow-notice")
     assert kinds.index("compaction") > i
-    html = render_node(t.chat[i], context=ctx)
+    html = render_node(t.chat[i], display=ctx.get(t.chat[i].key))
     assert "Context overflow (CONTEXT_WINDOW_EXCEEDED)" in html and "exceeded the model context window" in html
-    assert "Compacted 1 history item " in render_node(t.chat[kinds.index("compaction")], context=ctx)
+    assert "Compacted 1 history item " in render_node(t.chat[kinds.index("compaction")])
 
 
 def test_subagent_rows_name_their_child_sessions() -> None:
@@ -97,5 +98,5 @@ def test_question_to_the_user_and_its_answer() -> None:
 def test_activity_rows_in_markdown() -> None:
     require_corpus()
     t, ctx = chat(f"{SNAP}/escalation-approved/session.jsonl")
-    md = render_markdown(t.chat, title="x", context=ctx)
+    md = render_markdown(t.chat, title="x", displays=ctx)
     assert "> **Approval** Approval for bash (allowed-once)" in md

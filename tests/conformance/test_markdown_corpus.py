@@ -9,7 +9,8 @@ import pytest
 from conversation_support import assemble_page, page
 from corpus import corpus_params, require_corpus
 
-from assembler.render import render_context, render_markdown
+from assembler.display import displays_of
+from assembler.render import render_markdown
 from assembler.render.markdown_export import md_text
 from assembler.store.jsonl import read_session
 from assembler.views import AssistantStepData, InputMessageData, TextBlockView, hidden_by_default
@@ -19,7 +20,7 @@ from assembler.views import AssistantStepData, InputMessageData, TextBlockView, 
 def test_markdown_carries_user_texts_and_paragraphs(path):
     require_corpus()
     t = assemble_page(page(read_session(path).records, "packed"))
-    md = render_markdown(t.chat, title="t", context=render_context({}, t.chat))
+    md = render_markdown(t.chat, title="t", displays=displays_of(t.chat, {}))
     shown = [n for n in t.chat if not hidden_by_default(n)]
     for n in shown:
         if type(n.data) is InputMessageData and n.data.kind != "context":

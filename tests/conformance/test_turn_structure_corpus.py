@@ -9,7 +9,8 @@ import pytest
 from conversation_support import assemble_page, page
 from corpus import corpus_params, require_corpus
 
-from assembler.render import render_context, render_node
+from assembler.display import displays_of
+from assembler.render import render_node
 from assembler.store.jsonl import read_session
 from assembler.views import hidden_by_default, is_recorded_time
 
@@ -35,8 +36,8 @@ def test_turn_tail_is_the_last_row_of_its_turn(path):
 def test_one_interrupted_per_interruption_and_honest_tails(path):
     require_corpus()
     result, t = _fold(path)
-    ctx = render_context({}, t.chat)
-    html = {n.key: render_node(n, context=ctx) for n in t.chat if not hidden_by_default(n)}
+    ctx = displays_of(t.chat, {})
+    html = {n.key: render_node(n, display=ctx.get(n.key)) for n in t.chat if not hidden_by_default(n)}
     by_turn: dict[object, int] = {}
     for n in t.chat:
         if n.key in html:
@@ -64,7 +65,7 @@ def test_usage_shows_wherever_an_ended_turn_records_it(path):
             if (e.get("type") == "assistant/message" and e.get("surfaceOp") == "append" and isinstance(d, dict)
                     and isinstance(d.get("usage"), dict) and isinstance(d["usage"].get("outputTokens"), int)):
                 recorded_turns.add(d.get("turn"))
-    ctx = render_context({}, t.chat)
+    ctx = displays_of(t.chat, {})
     for n in t.chat:
         if n.kind == "turn-tail" and n.location.turn in recorded_turns & ended:
-            assert "Output " in render_node(n, context=ctx), f"turn {n.location.turn} records usage"
+            assert "Output " in render_node(n, display=ctx.get(n.key)), f"turn {n.location.turn} records usage"

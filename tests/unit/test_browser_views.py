@@ -225,8 +225,7 @@ def test_export_markdown_equals_the_cli_markdown_of_the_same_nodes() -> None:
     value = J(viewer.export("md", "session", "Demo"))
     assert value["name"] == "Demo.md"
     nodes = list(viewer._ordered())
-    context = render.render_context(viewer.assembler.index.turns, nodes)
-    assert value["text"] == render.render_markdown(nodes, title="Demo", context=context)
+    assert value["text"] == render.render_markdown(nodes, title="Demo", displays=viewer.assembler.display.display)
     header, batches = demo_session()
     prompts = [e["data"]["content"][0]["text"] for b in batches for e in b if e["type"] == "user/message"]
     for prompt in prompts:

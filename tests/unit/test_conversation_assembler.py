@@ -244,8 +244,8 @@ def test_append_ignores_an_already_present_seq():
     row = next(r for r in p.records if type(r) is ChunksRecord)
     inside = SessionEvent(type="assistant/chunk", seq=row.event.seq + 1, time=0,
                           data={"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 1, "text": "!"}})
-    assert asm.append(EventRecord(inside)) == "none"
-    assert asm.append(EventRecord(p.records[0].event)) == "none"
+    asm.append(EventRecord(inside))
+    asm.append(EventRecord(p.records[0].event))
     assert asm.flush() is None
     with pytest.raises(ConversationError):
         asm.append(row)
@@ -272,30 +272,13 @@ def test_append_one_by_one_equals_replace_window():
         live.replace_window(records[:cut], False)
         view: dict[str, Any] = {}
         _apply_flush(view, live.flush())
-        pubs = []
         for r in records[cut:]:
-            pubs.append(live.append(r))
+            live.append(r)
             result = live.flush()
             if result is not None:
                 _apply_flush(view, result)
         assert {t: dict(sorted(v.items())) for t, v in view.items()} == \
                {t: dict(sorted(v.items())) for t, v in expected.items()}
-        assert all(p in ("none", "animation-frame", "immediate") for p in pubs)
-
-
-def test_append_of_a_boundary_publishes_immediately():
-    s = Session()
-    s.turn_start(1)
-    s.step_start(1, 1)
-    records = page(s.events, "scalar").records
-    asm = ConversationAssembler(default_definitions())
-    asm.replace_window(records, False)
-    asm.flush()
-    s.text(1, 1, 0, "hi")
-    s.step_end(1, 1)
-    more = page(s.events, "scalar").records
-    assert asm.append(more[2]) == "animation-frame"
-    assert asm.append(more[3]) == "immediate"
 
 
 @pytest.mark.parametrize("split", [3, 7, 12])
@@ -306,7 +289,7 @@ def test_prepend_equals_replace_window(split):
     asm = ConversationAssembler(default_definitions())
     asm.replace_window(records[split:], True)
     asm.flush()
-    assert asm.prepend(records[:split] + records[split:split + 1], False) == "immediate"
+    asm.prepend(records[:split] + records[split:split + 1], False)
     result = asm.flush()
     got = transcript(result)
     assert canonical_json(got) == expected

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from conversation_support import Session, fold, view_node
 
-from assembler.render import render_context, render_node, render_section
+from assembler.display import displays_of
+from assembler.render import render_node, render_section
 from assembler.views import (
     CompactionData,
+    NodeDisplay,
     NoticeData,
     ReasoningBlockView,
     RecordedUsage,
@@ -17,10 +19,8 @@ from assembler.views import (
 
 
 def html_of(t, kind: str) -> list[str]:
-    from assembler.locations import TurnLocation  # noqa: F401  (only the type of ``turns``)
-
-    ctx = render_context({}, t.chat)
-    return [render_node(n, context=ctx) for n in t.chat if n.kind == kind]
+    shown = displays_of(t.chat, {})
+    return [render_node(n, display=shown.get(n.key)) for n in t.chat if n.kind == kind]
 
 
 def one_turn(t0: int) -> Session:
@@ -51,19 +51,14 @@ def test_rebuilt_times_show_counts_and_usage_but_no_durations() -> None:
 def test_recorded_times_show_duration_and_ttft() -> None:
     s = one_turn(1_700_000_000_000)
     t = fold(s.events, "packed")
-    starts = {1: s.events[0]["time"]}
-    from assembler.render import RenderContext
-
-    ctx = RenderContext(turn_start_times=starts)
-    tail = next(render_node(n, context=ctx) for n in t.chat if n.kind == "turn-tail")
+    shown = NodeDisplay(turnStart=s.events[0]["time"])
+    tail = next(render_node(n, display=shown) for n in t.chat if n.kind == "turn-tail")
     assert "Ran for" in tail and "TTFT 40 ms" in tail
 
 
 def test_rebuilt_start_time_gives_no_ran_for_even_with_a_recorded_end() -> None:
-    from assembler.render import RenderContext
-
     data = TurnTailData(turn=1, seq=5, time=1_700_000_000_000, closing=None, branchUnavailable=True)
-    out = render_node(view_node("turn-tail", data), context=RenderContext(turn_start_times={1: 0}))
+    out = render_node(view_node("turn-tail", data), display=NodeDisplay(turnStart=0))
     assert "Ran for" not in out
 
 
@@ -84,8 +79,8 @@ def test_one_interrupted_per_interruption() -> None:
     s.step_end(1, 1)
     s.turn_end(1, {"kind": "aborted", "reason": {"kind": "user"}})
     t = fold(s.events, "packed")
-    ctx = render_context({}, t.chat)
-    shown = "".join(render_node(n, context=ctx) for n in t.chat)
+    displays = displays_of(t.chat, {})
+    shown = "".join(render_node(n, display=displays.get(n.key)) for n in t.chat)
     assert shown.count("Interrupted") == 1
     assert t.chat[-1].kind == "turn-tail"  # after the notice
 
@@ -96,8 +91,8 @@ def test_turn_divider_on_the_first_row_of_each_turn() -> None:
     s.user("again")
     s.turn_end(2)
     t = fold(s.events, "packed")
-    ctx = render_context({}, t.chat)
-    shown = [render_node(n, context=ctx) for n in t.chat]
+    displays = displays_of(t.chat, {})
+    shown = [render_node(n, display=displays.get(n.key)) for n in t.chat]
     dividers = [h for h in shown if "turn-divider" in h]
     assert len(dividers) == 2 and "Turn 1" in dividers[0] and "Turn 2" in dividers[1]
     assert shown[0].startswith('<div class="turn-divider"')
