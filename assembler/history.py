@@ -31,7 +31,6 @@ from .records import (
     SessionEvent,
     SessionPage,
     StorageRecord,
-    encode,
     is_safe_integer,
 )
 
@@ -49,7 +48,6 @@ __all__ = [
     "scalar_records",
     "page_value",
     "snapshot_value",
-    "storage_page_bytes",
 ]
 
 DEFAULT_MAX_MESSAGES = 50
@@ -340,12 +338,3 @@ class MessageIndex:
         return {"type": "snapshot", "header": header, "cursor": cursor, "records": page["records"],
                 "hasMore": page["hasMore"], "projections": {"asOfSeq": cursor, "values": {}}}
 
-
-def storage_page_bytes(storage_records: Iterable[StorageRecord], mode: str = "packed",
-                       max_messages: int | None = None) -> bytes:
-    """The JSON bytes of a ``SessionPage`` over a log's storage records, as a server sends them: ``packed`` from the
-    no-expansion pager, ``scalar`` the same slice with every row expanded. ``max_messages=None`` takes the whole log.
-    """
-    if mode not in ("packed", "scalar"):
-        raise ValueError(f"unknown mode {mode!r}")
-    return encode(MessageIndex(storage_records).page(None, None, max_messages, scalar=mode == "scalar"))

@@ -49,14 +49,12 @@ __all__ = [
     "ROW_TYPES",
     "decode_page",
     "decode_follow_frame",
-    "decode_records",
     "decode_storage_row",
     "convert_storage_row",
     "encode",
     "encode_hook",
     "record_range",
     "member_count",
-    "is_chunk_row",
 ]
 
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -363,13 +361,6 @@ def decode_follow_frame(buf: bytes | bytearray | memoryview) -> SnapshotFrame | 
         raise _wrap(exc, "follow frame") from None
 
 
-def decode_records(buf: bytes | bytearray | memoryview) -> list[HistoryRecord]:
-    """Decode a JSON array of history records. Raises ``RecordDecodeError``."""
-    try:
-        value: list[HistoryRecord] = decode_json(buf, _records_decoder.decode, list[HistoryRecord], limit=_WIRE_DEPTH)
-        return value
-    except (msgspec.ValidationError, msgspec.DecodeError, NestingError) as exc:
-        raise _wrap(exc, "history records") from None
 
 
 def decode_storage_row(buf: bytes | bytearray | memoryview) -> StorageRow:
@@ -397,9 +388,6 @@ def encode(value: Any) -> bytes:
     return encode_with(_encoder.encode, value)
 
 
-def is_chunk_row(event: SessionEvent | ChunkRowEvent) -> bool:
-    """True for a packed ``chunkrow/*`` event."""
-    return type(event) is not SessionEvent
 
 
 def member_count(event: SessionEvent | ChunkRowEvent) -> int:

@@ -21,7 +21,6 @@ __all__ = [
     "SurfaceError",
     "SurfaceNode",
     "SurfaceManager",
-    "is_surface_type",
     "is_append_surface_event",
     "replace_op",
     "surface_op_problem",
@@ -49,9 +48,6 @@ class SurfaceError(AssemblerError):
         return f"seq {self.seq}: {self.reason}"
 
 
-def is_surface_type(event_type: object) -> bool:
-    """True for the three surface-eligible event types."""
-    return event_type in SURFACE_TYPES
 
 
 def is_append_surface_event(event: Mapping[str, Any]) -> bool:

@@ -8,7 +8,7 @@ state-only inbox, the fallback last); the edges wire it in.
 
 from __future__ import annotations
 
-from assembler.definition import Definition
+from assembler.definition import Definition as _Definition
 
 from .activity import Approval, GoalChange, HookBlock, OverflowNotice, Subagent
 from .chat_assistant import ChatAssistant
@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 
-def default_definitions() -> list[Definition]:
+def default_definitions() -> list[_Definition]:
     """A fresh instance of every Definition, in registration order."""
     return [
         InputMessage(),
@@ -71,6 +71,6 @@ def default_definitions() -> list[Definition]:
     ]
 
 
-def core_definitions() -> list[Definition]:
+def core_definitions() -> list[_Definition]:
     """Chat Assistant, Turn Tail and Trajectory Assistant only (the ASSEMBLY 6 benchmark fold)."""
     return [ChatAssistant(), TurnTail(), TrajectoryAssistant()]

@@ -12,7 +12,7 @@ import msgspec
 
 from assembler.definition import Context, Match
 from assembler.records import CHUNK_ROW_TYPES, SessionEvent
-from assembler.text import js_number_str, safe_index
+from assembler.text import js_number_str
 from assembler.views import Provenance
 
 __all__ = [
@@ -139,6 +139,3 @@ def closed_boundary(context: Context, step_end: Match | None = None) -> Any:
         return location.turn.end
     return None
 
-
-def step_index(value: Any) -> int | None:
-    return safe_index(value)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from msgspec import UNSET
 
 from assembler.definition import Definition
-from assembler.history import storage_page_bytes
-from assembler.records import ChunksRecord, EventRecord, HistoryRecord, SessionPage, decode_page
+from assembler.history import MessageIndex
+from assembler.records import ChunksRecord, EventRecord, HistoryRecord, SessionPage, StorageRecord, decode_page, encode
 from assembler.transcript import Transcript, assemble, canonical_json
 from assembler.views import NodeLocation, ViewNode
 from definitions import default_definitions
@@ -127,3 +127,12 @@ def row_count(p: SessionPage) -> int:
 
 def scalar_records(p: SessionPage) -> list[EventRecord]:
     return [r for r in p.records if type(r) is EventRecord]
+
+def storage_page_bytes(storage_records: Iterable[StorageRecord], mode: str = "packed",
+                       max_messages: int | None = None) -> bytes:
+    """The JSON bytes of a ``SessionPage`` over a log's storage records, as a server sends them: ``packed`` from the
+    no-expansion pager, ``scalar`` the same slice with every row expanded. ``max_messages=None`` takes the whole log.
+    """
+    if mode not in ("packed", "scalar"):
+        raise ValueError(f"unknown mode {mode!r}")
+    return encode(MessageIndex(storage_records).page(None, None, max_messages, scalar=mode == "scalar"))

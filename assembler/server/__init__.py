@@ -15,10 +15,6 @@ from .app import (
     DEFAULT_STATIC_DIR,
     create_app,
 )
-from .app import list_sessions as list_sessions
-from .app import session_follow as session_follow
-from .app import session_page as session_page
-from .app import session_raw as session_raw
 from .csp import (
     CSP,
     viewer_csp,
@@ -31,10 +27,6 @@ from .source import (
     Follower,
     SessionSource,
 )
-
-# Public names of the former single module, still importable from here but, as before, not in ``__all__``.
-from .source import event_frames as event_frames
-from .sse import EventStreamResponse as EventStreamResponse
 
 __all__ = [
     "CSP",

@@ -1,16 +1,18 @@
 """Storage edges: session files on disk (JSONL, ``.jsonl.zst``, SQLite) and atomic outputs. The core never imports
 this package.
 
-Names are imported on first use (PEP 562), so ``assembler.store.zstd`` loads without ``sqlite3``, which Pyodide
-lacks: the browser edge uses the zstd decoder and nothing else from here.
+Names are imported on first use (PEP 562), so a command pays only for the stores it uses (``sqlite3`` is imported
+only when a database is read or written; Pyodide ships it, and the page reads a local database with
+``store.sqlite`` as the command line does).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from .atomic import OutputError, SameFileError, UnsafeOutputError, atomic_output, check_output
     from .jsonl import SessionWriter, read_session, read_stream, write_session
     from .open import load_any, save_any, session_format
@@ -46,7 +48,7 @@ __all__ = [
 assert sorted(__all__) == sorted(_MODULE_OF)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,11 +10,10 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from conversation_support import assemble_page
+from conversation_support import assemble_page, storage_page_bytes
 from corpus import FIXTURES, log_id, session_logs
 from playwright.sync_api import Browser, Route
 
-from assembler.history import storage_page_bytes
 from assembler.records import decode_page
 from assembler.store.jsonl import read_session
 from assembler.transcript import digest

@@ -7,10 +7,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from conversation_support import assemble_page
+from conversation_support import assemble_page, storage_page_bytes
 from session_builder import Session
 
-from assembler.history import storage_page_bytes
 from assembler.records import decode_page
 from assembler.transcript import digest
 

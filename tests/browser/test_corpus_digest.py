@@ -2,8 +2,8 @@
 
 The page opens each log as a local file (``transcriptViewer.openFile(file, {all: true})``: parsed in the worker in
 slices, storage rows renamed to wire rows, never expanded) and reports the sha256 of the canonical view-node JSON.
-The CPython side takes the CLI's own path in-process: ``storage_page_bytes`` → ``decode_page`` → ``assemble_page``
-→ ``digest``. Pyodide boots once; the whole corpus is replayed in one batch.
+The CPython side takes the CLI's own path in-process: ``conversation_support.storage_page_bytes`` → ``decode_page``
+→ ``assemble_page`` → ``digest``. Pyodide boots once; the whole corpus is replayed in one batch.
 """
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from conversation_support import assemble_page
+from conversation_support import assemble_page, storage_page_bytes
 from corpus import FIXTURES, corpus_params, log_id, session_logs
 
-from assembler.history import storage_page_bytes
 from assembler.records import decode_page
 from assembler.store.jsonl import read_session
 from assembler.transcript import digest

@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from conversation_support import storage_page_bytes
+
 from assembler.cli import main
-from assembler.history import storage_page_bytes
 from assembler.logfile import parse_session_bytes
 from assembler.records import decode_page, encode
 from assembler.transcript import assemble, digest

@@ -8,11 +8,11 @@ from typing import Any
 
 import msgspec
 import pytest
-from conversation_support import Session, assemble_page
+from conversation_support import Session, assemble_page, storage_page_bytes
 
 from assembler.browser import FileLoad, Viewer
 from assembler.chunk_rows import pack_chunk_runs
-from assembler.history import snapshot_value, storage_page_bytes
+from assembler.history import snapshot_value
 from assembler.logfile import parse_session_bytes
 from assembler.records import decode_page, encode
 from assembler.transcript import digest

@@ -207,7 +207,9 @@ def test_export_html_of_the_window_and_of_the_whole_session() -> None:
 
 
 def test_export_of_a_fetched_page() -> None:
-    from assembler.history import MessageIndex, storage_page_bytes
+    from conversation_support import storage_page_bytes
+
+    from assembler.history import MessageIndex
 
     data = demo_bytes()
     viewer = opened(data)

@@ -141,3 +141,22 @@ def test_no_module_passes_the_size_cap(tree: str) -> None:
     big = {str(p.relative_to(ROOT)): n for p in sorted((ROOT / tree).rglob("*.py"))
            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert big == {}
+
+
+FACADES = ["assembler", "assembler.store", "assembler.journal", "assembler.server", "assembler.render",
+           "assembler.browser", "assembler.interop", "definitions"]
+
+
+@pytest.mark.parametrize("package", FACADES)
+def test_a_package_face_exports_exactly_its_all(package: str) -> None:
+    """trio's ``test_exports``: every public name a package face binds is in ``__all__`` and every name of
+    ``__all__`` is bound there (a lazy face binds them on first use: asked for each), written once."""
+    module = importlib.import_module(package)
+    declared = list(module.__all__)
+    assert len(declared) == len(set(declared)), sorted(n for n in declared if declared.count(n) > 1)
+    for name in declared:
+        getattr(module, name)
+    submodules = {n for n, v in vars(module).items() if type(v).__name__ == "module"}
+    public = {n for n in vars(module) if not n.startswith("_") and n not in submodules and n != "annotations"}
+    assert public == set(declared), {"not in __all__": sorted(public - set(declared)),
+                                     "not bound": sorted(set(declared) - public)}

@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
+from conversation_support import storage_page_bytes
 
 from assembler.browser import FileLoad, Viewer
 from assembler.chunk_rows import expand_records, pack_chunk_runs
 from assembler.cli import main
-from assembler.history import storage_page_bytes
 from assembler.logfile import parse_session_bytes
 from assembler.records import decode_page, encode
 from assembler.transcript import assemble, digest
