@@ -10,7 +10,8 @@ integral float is a safe integer and keeps its form, ``bool`` is never a number.
 
 from __future__ import annotations
 
-from itertools import accumulate
+from collections.abc import Sequence
+from itertools import accumulate, compress, count
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 import msgspec
@@ -55,6 +56,8 @@ __all__ = [
     "encode_hook",
     "record_range",
     "member_count",
+    "joined",
+    "first_nonempty",
 ]
 
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -388,6 +391,25 @@ def encode(value: Any) -> bytes:
     return encode_with(_encoder.encode, value)
 
 
+
+
+def joined(fragments: Sequence[str]) -> str:
+    """A row's fragments joined: ``"".join(fragments)``, or what a lazily decoded payload already holds (it keeps
+    its members undecoded). The one way Definitions read a row's text: they never see a decoder's type."""
+    if type(fragments) is list:
+        return "".join(fragments)
+    done = getattr(fragments, "joined", None)
+    return done if type(done) is str else "".join(fragments)
+
+
+def first_nonempty(fragments: Sequence[str]) -> int:
+    """The index of a row's first non-empty fragment, or -1 (a lazily decoded payload answers without decoding)."""
+    if type(fragments) is not list:
+        quick = getattr(fragments, "first_nonempty", None)
+        if quick is not None:
+            found: int = quick()
+            return found
+    return next(compress(count(), fragments), -1)
 
 
 def member_count(event: SessionEvent | ChunkRowEvent) -> int:

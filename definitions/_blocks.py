@@ -8,6 +8,7 @@ re-trimming the growing text (DESIGN rule 3). Text lives in fragment lists joine
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import compress, count, islice, repeat
 from operator import contains
 from typing import Any, Literal
@@ -15,8 +16,8 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET
 
-from assembler.lazy_rows import LazyTexts, joined_fragments
-from assembler.records import SessionEvent, ToolCallRowData
+from assembler.records import SessionEvent, ToolCallRowData, first_nonempty
+from assembler.records import joined as joined_text
 from assembler.text import JS_WHITESPACE
 from assembler.views import (
     BlockView,
@@ -149,43 +150,29 @@ def view_visible(view: BlockView) -> bool:
     return t is not ToolCallBlockView
 
 
-def row_boundaries(fragments: list[str] | LazyTexts, joined: str, has_name: bool, need_token: bool, need_visible: bool,
+def row_boundaries(fragments: Sequence[str], text: str, has_name: bool, need_token: bool, need_visible: bool,
                    visible_from_start: bool, fragments_visible: bool) -> tuple[int, int]:
     """``chunkRunBoundaries``: the first-token and first-visible member indexes of a row (-1 when none/not needed).
 
     First token: member 0 when the row has ``name``, else the first non-empty fragment. First visible: member 0
     when ``visible_from_start``, else (text rows only) the first non-blank fragment. Each search is one lazy C-level
     pass with an early exit (``compress`` over ``count``): linear, and no per-member Python frame. The first
-    non-blank fragment is the first one containing ``joined``'s first non-blank character, since every fragment
-    before it holds only whitespace.
+    non-blank fragment is the first one containing ``text``'s first non-blank character, since every fragment
+    before it holds only whitespace; when ``text`` starts non-blank it is the first non-empty fragment (read
+    without decoding a lazy payload: ``records.first_nonempty``).
     """
     token = visible = -1
-    if type(fragments) is LazyTexts:  # no member decoded unless the text starts with whitespace
-        first = fragments.first_nonempty()
-        if need_token:
-            token = 0 if has_name else first
-        if need_visible:
-            if visible_from_start:
-                visible = 0
-            elif fragments_visible:
-                lead = len(joined) - len(joined.lstrip(JS_WHITESPACE))
-                if lead == 0 and joined:
-                    visible = first  # the first non-empty fragment starts with the first (non-blank) character
-                elif lead < len(joined):
-                    visible = next(compress(count(), map(contains, fragments.items(), repeat(joined[lead]))))
-        return token, visible
     if need_token:
-        if has_name:
-            token = 0
-        else:
-            token = next(compress(count(), fragments), -1)
+        token = 0 if has_name else first_nonempty(fragments)
     if need_visible:
         if visible_from_start:
             visible = 0
         elif fragments_visible:
-            lead = len(joined) - len(joined.lstrip(JS_WHITESPACE))
-            if lead < len(joined):
-                visible = next(compress(count(), map(contains, fragments, repeat(joined[lead]))))
+            lead = len(text) - len(text.lstrip(JS_WHITESPACE))
+            if lead == 0 and text:
+                visible = first_nonempty(fragments)
+            elif lead < len(text):
+                visible = next(compress(count(), map(contains, fragments, repeat(text[lead]))))
     return token, visible
 
 
@@ -302,7 +289,7 @@ class StreamFold:
             has_name = data.name is not UNSET
             if has_name:
                 tool.name = data.name
-            joined = joined_fragments(fragments)
+            joined = joined_text(fragments)
             if joined:
                 tool.args.append(joined)
             visible_from_start = others > 0
@@ -316,7 +303,7 @@ class StreamFold:
             else:
                 blk = blocks[index] = TextBlock(kind)
             visible_from_start = others > 0 or blk.nonblank
-            joined = joined_fragments(fragments)
+            joined = joined_text(fragments)
             if joined:
                 blk.parts.append(joined)
                 if not blk.nonblank and joined.strip(JS_WHITESPACE):

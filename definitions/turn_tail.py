@@ -15,7 +15,7 @@ from typing import Any, Literal
 from msgspec import UNSET
 
 from assembler.definition import Context, Definition, Match, Reader, Role, node_location
-from assembler.lazy_rows import joined_fragments
+from assembler.records import joined as joined_text
 from assembler.text import JS_WHITESPACE, js_number_str
 from assembler.views import (
     AssistantStepData,
@@ -125,7 +125,7 @@ def feed(state: TurnTailState, match: Match) -> None:
     if state.usage is not None and etype not in ROW_TYPES:
         state.usage.feed(event)
     if etype == "chunkrow/text-chunks":
-        if joined_fragments(event.data.texts).strip(JS_WHITESPACE):
+        if joined_text(event.data.texts).strip(JS_WHITESPACE):
             state.marks.setdefault(_step_key(event), [False, False])[0] = True
         return
     if etype in ROW_TYPES:
