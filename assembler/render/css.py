@@ -86,7 +86,7 @@ details > summary .row-label { color: var(--fg); }
    end, as they come into view). They
    stay in the accessibility tree and find-in-page finds them. */
 details.think { content-visibility: auto; contain-intrinsic-size: auto 2.2rem; }
-.think-body { color: var(--muted); }
+.think-body { color: var(--muted); } .think-body.think-continued > :first-child::before { content: "\2026"; }
 .tool-error { border-color: var(--error-fg); }
 .tool-section { margin-top: 0.4rem; }
 .section-label { font-size: 0.75rem; color: var(--muted); text-transform: uppercase; }

@@ -41,10 +41,10 @@ from .texts import (
     blocks_text,
     command_texts,
     duration_text,
-    first_line,
     input_role,
     input_text,
     plural,
+    think_split,
     tool_texts,
     usage_parts,
 )
@@ -125,7 +125,9 @@ def _assistant(data: AssistantStepData) -> str:
         if type(block) is TextBlockView and block.text.strip():
             parts.append(md_text(block.text.strip("\n")))
         elif type(block) is ReasoningBlockView and block.text.strip():
-            parts.append(_details(f"Think: {first_line(block.text)}", md_text(block.text.strip("\n"))))
+            title, offset, continued = think_split(block.text)
+            rest = block.text[offset:].strip("\n")
+            parts.append(_details(f"Think: {title}", md_text(("…" if continued else "") + rest) if rest else ""))
     if data.status == "interrupted":
         parts.append(_quote("**Interrupted**"))
     return "\n\n".join(parts)

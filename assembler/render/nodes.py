@@ -47,6 +47,7 @@ from .texts import (
     json_text,
     node_text_blocks,
     plural,
+    think_split,
     token_count_text,
     usage_parts,
 )
@@ -65,25 +66,20 @@ _NO_DISPLAY = NodeDisplay()
 # --- node renderers ----------------------------------------------------------------------------------------------
 
 def think_body_offset(text: str) -> int:
-    """Where a Think row's body starts: after its first line when the title shows that line whole (the body never
-    repeats the title), else 0."""
-    stripped = text.lstrip()
-    line_end = stripped.find("\n")
-    line = stripped if line_end < 0 else stripped[:line_end]
-    if first_line(text) != line.strip():
-        return 0
-    return len(text) if line_end < 0 else len(text) - len(stripped) + line_end + 1
+    """Where a Think row's body starts (``texts.think_split``): the body never repeats what the title shows."""
+    return think_split(text)[1]
 
 
 def _think(key: str, block: int, text: str, *, limit: int | None, lazy: bool) -> str:
-    title = escape(first_line(text)) or "…"
-    offset = think_body_offset(text)
+    shown, offset, continued = think_split(text)
+    title = escape(shown) or "…"
+    css = "think-body md think-continued" if continued else "think-body md"
     if lazy:
-        body = f'<div class="think-body md" data-think-block="{block}" data-pending="1"></div>'
+        body = f'<div class="{css}" data-think-block="{block}" data-pending="1"></div>'
     elif offset >= len(text):
-        body = '<div class="think-body md"></div>'
+        body = f'<div class="{css}"></div>'
     else:
-        body = (f'<div class="think-body md">'
+        body = (f'<div class="{css}">'
                 f'{sliced(text, markdown=True, key=key, block=block, offset=offset, limit=limit)}</div>')
     return (f'<details class="think" data-block="{block}"><summary><span class="row-label">Think</span> '
             f'<span class="think-title">{title}</span></summary>{body}</details>')

@@ -46,12 +46,29 @@ __all__ = [
     "command_texts",
     "clock_text",
     "duration_text",
+    "think_split",
     "token_count_text",
     "plural",
     "usage_parts",
 ]
 
 _SUMMARY_CHARS = 160
+
+
+def think_split(text: str, limit: int = _SUMMARY_CHARS) -> tuple[str, int, bool]:
+    """A Think row's title and where its body starts: ``(title, offset, continued)``. The title is the first
+    non-blank line; when it fits, the body starts after it; when it does not, the title shows it up to a word
+    boundary with "…" and the body goes on from there (``continued``), so no text is shown twice and none is lost."""
+    start = len(text) - len(text.lstrip())
+    end = text.find("\n", start)
+    end = len(text) if end < 0 else end
+    line = text[start:end].rstrip()
+    if len(line) <= limit:
+        return line, min(len(text), end + 1), False
+    cut = line.rfind(" ", 0, limit - 1)
+    if cut < limit // 2:
+        cut = limit - 1
+    return line[:cut].rstrip() + "…", start + cut, True
 
 
 def first_line(text: str, limit: int = _SUMMARY_CHARS) -> str:

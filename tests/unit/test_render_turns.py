@@ -129,3 +129,20 @@ def test_turn_error_shows_the_errors_own_message() -> None:
     [notice] = [n for n in t.chat if n.kind == "turn-notice"]
     assert type(notice.data) is NoticeData and notice.data.errorMessage == "API key is invalid"
     assert "API key is invalid" in render_node(notice) and "AUTH" in render_node(notice)
+
+
+def test_a_long_first_paragraph_is_shown_once_title_then_body() -> None:
+    """The title shows the first line up to a word boundary; the body goes on from there (never the whole line
+    again, never a word lost)."""
+    from test_render import step
+
+    words = [f"word{i}" for i in range(60)]
+    node = step(ReasoningBlockView(" ".join(words) + "\nSecond paragraph."))
+    full = render_node(node, lazy=False, limit=None)
+    import re
+
+    for w in words:
+        assert len(re.findall(rf"\b{w}\b", full)) == 1, w
+    assert "think-continued" in full and "Second paragraph." in full
+    body = render_section(node, 0)
+    assert "word0 " not in body and "word59" in body
