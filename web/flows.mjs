@@ -25,12 +25,14 @@ export function describeError(error) {
   const at = [error.line ? `line ${error.line}` : "", error.seq !== null && error.seq !== undefined ? `seq ${error.seq}` : ""]
     .filter(Boolean).join(", ");
   const where = at ? `${name}, ${at}` : name;
+  // The message alone when the line and seq are named already (``text`` repeats them: "line 37: ...").
+  const detail = at ? error.message || error.text : error.text || error.message;
   switch (error.where) {
     case "file": return `${where}: ${error.message}. Everything before it is shown.`;
     case "page": return `${where}: ${error.message}. The page could not be shown.`;
-    case "live": return `${where}: ${error.text || error.message}. Reconnecting; the rows shown so far stay.`;
-    case "older": return `${where}: could not load older messages: ${error.text || error.message}. The rows shown stay.`;
-    default: return `${where}: ${error.text || error.message}`;
+    case "live": return `${where}: ${detail}. Reconnecting; the rows shown so far stay.`;
+    case "older": return `${where}: could not load older messages: ${detail}. The rows shown stay.`;
+    default: return `${where}: ${detail}`;
   }
 }
 

@@ -172,18 +172,29 @@ export function progressEnd() {
 }
 
 let progressTicks = 0;
+let progressName = "";
+
+/** A byte count as a reader says it: "820 bytes", "12 KB", "3.4 MB", "1.2 GB".
+ * @param {number} n */
+export function sizeText(n) {
+  if (n < 1000) return `${n} byte${n === 1 ? "" : "s"}`;
+  if (n < 1e6) return `${Math.round(n / 1e3)} KB`;
+  if (n < 1e9) return `${(n / 1e6).toFixed(1)} MB`;
+  return `${(n / 1e9).toFixed(2)} GB`;
+}
 
 /** A progress message from the worker while it reads a local file.
  * @param {{phase?: string, size?: number, bytes?: number, name?: string, lines?: number}} msg */
 export function fileProgress(msg) {
   progressTicks += 1;
   document.documentElement.dataset.progressTicks = String(progressTicks);
-  const mb = (/** @type {number} */ n) => (n / 1e6).toFixed(1);
   if (msg.phase === "read" && msg.size) {
     els.progressBar.max = msg.size;
     els.progressBar.value = msg.bytes ?? 0;
+    const lines = msg.lines ? `, ${formatCount(msg.lines)} line${msg.lines === 1 ? "" : "s"}` : "";
+    if (msg.name) progressName = msg.name;
     els.progressText.textContent =
-      `Reading ${msg.name || "file"}: ${mb(msg.bytes ?? 0)} / ${mb(msg.size)} MB, ${formatCount(msg.lines || 0)} lines`;
+      `Reading ${progressName || "the file"}: ${sizeText(msg.bytes ?? 0)} of ${sizeText(msg.size)}${lines}`;
   } else if (msg.phase === "fold") {
     els.progressBar.removeAttribute("value");
     els.progressText.textContent = "Assembling the transcript…";
