@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..errors import AssemblerError, SessionFileError
 from ..logfile import DEFAULT_MAX_LINE_BYTES, Fault, Header, LogParser, Record, Skipped
@@ -81,7 +81,7 @@ class FileMeta:
                 self._reset()
             self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
             if self.database:
-                self._read_database()
+                self._read_database(stream)
                 self._identity = identity_of(fd, st.st_size, st)
                 return
             offset = self._identity.offset if self._identity is not None else 0
@@ -112,14 +112,10 @@ class FileMeta:
                 self._drain()
             self._identity = identity_of(fd, offset, st)
 
-    def _read_database(self) -> None:
-        from ..store.sqlite import StoreError, read_sqlite
+    def _read_database(self, stream: BinaryIO) -> None:
+        from .database import read_served_database
 
-        try:
-            result = read_sqlite(self.path)
-        except StoreError as exc:
-            self.error = SessionFileError(str(exc))
-            return
+        result = read_served_database(self.path, self.root, stream)  # through the checked descriptor
         self.header, self.error, self.event_count = result.header, result.error, result.event_count
         for record in result.records:
             self._note(record)

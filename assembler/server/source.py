@@ -22,15 +22,16 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from ..chunk_rows import expand_records, is_storage_row
-from ..errors import AssemblerError, SessionFileError
+from ..errors import AssemblerError
 from ..history import MessageIndex
-from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult, LogLoader
+from ..logfile import DEFAULT_MAX_LINE_BYTES, LogLoader
 from ..records import StorageRecord, encode
 from ..store import zstd
 from ..store.jsonl import read_stream
 from ..store.sqlite import is_sqlite_path
 from .catalog import READ_PIECE, describe_problem
 from .confine import open_in_root
+from .database import read_served_database
 from .identity import Identity, compare, identity_of
 from .listing import SessionFacts
 
@@ -144,7 +145,7 @@ class SessionSource:
                 self._reset()
             if whole:
                 if self.database:
-                    result = _read_database(self.path)
+                    result = read_served_database(self.path, self.root, stream)
                 else:
                     result = read_stream(stream, source=str(self.path), compressed=True,
                                          max_line_bytes=self.max_line_bytes, pack_deltas=True)
@@ -280,14 +281,3 @@ class SessionSource:
                 follower.close()
             self.subscribers.clear()
 
-
-def _read_database(path: Path) -> LoadResult:
-    """A SQLite session read whole (``store.sqlite.read_sqlite``); a file that is not one is the source's error."""
-    from ..store.sqlite import StoreError, read_sqlite
-
-    try:
-        return read_sqlite(path)
-    except StoreError as exc:
-        result = LoadResult()
-        result.error = SessionFileError(str(exc))
-        return result

@@ -56,6 +56,7 @@ __all__ = [
     "SchemaVersionError",
     "SqliteSessionStore",
     "read_sqlite",
+    "read_sqlite_image",
     "write_sqlite",
     "is_sqlite_path",
 ]
@@ -133,6 +134,12 @@ def _check_file(path: str) -> None:
         raise StoreError(path, "no such file") from None
     except OSError as exc:
         raise StoreError(path, f"cannot read: {exc.strerror or exc}") from None
+    _check_head(path, head, size)
+
+
+def _check_head(path: str, head: bytes | bytearray | memoryview, size: int) -> None:
+    """Reject a file of ``size`` bytes starting with ``head`` (its first 100 bytes) that is no complete SQLite file."""
+    head = bytes(head[:100])
     if size == 0:
         raise StoreError(path, "empty file, not a SQLite session database")
     if len(head) < len(_MAGIC):
@@ -240,7 +247,33 @@ class SqliteSessionStore:
         """
         p = os.fspath(path)
         _check_file(p)
-        conn = _connect(p, write=write)
+        return cls._opened(p, _connect(p, write=write), write=write)
+
+    @classmethod
+    def open_image(cls, name: str, image: bytearray) -> SqliteSessionStore:
+        """Open a session database from its bytes, read-only: an in-memory copy (``sqlite3`` ``deserialize``), so
+        nothing is looked up by path again (the server reads a database this way from the descriptor it checked,
+        ``server.database``). ``name`` is what errors name. A write-ahead-log database's header is marked as a
+        rollback one in the copy (SQLite cannot open a WAL image in memory); the content is the same. ``image`` is
+        changed (that header) and may be dropped afterwards: SQLite keeps its own copy.
+
+        Raises:
+            StoreError, SchemaVersionError: as ``open``.
+        """
+        _check_head(name, image, len(image))
+        if image[18:20] == b"\x02\x02":
+            image[18:20] = b"\x01\x01"
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        try:
+            conn.deserialize(image)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise _wrap(name, exc) from None
+        return cls._opened(name, conn, write=False)
+
+    @classmethod
+    def _opened(cls, p: str, conn: sqlite3.Connection, *, write: bool) -> SqliteSessionStore:
+        """Check that ``conn`` holds a session database of this schema and read its header."""
         try:
             found = conn.execute("PRAGMA user_version").fetchone()[0]
             if found != SCHEMA_VERSION:
@@ -413,6 +446,16 @@ def read_sqlite(path: str | os.PathLike[str]) -> LoadResult:
         SchemaVersionError: its ``user_version`` is not ``SCHEMA_VERSION``.
     """
     with SqliteSessionStore.open(path) as store:
+        return store.load()
+
+
+def read_sqlite_image(name: str, image: bytearray) -> LoadResult:
+    """``read_sqlite`` of a database's bytes (``SqliteSessionStore.open_image``); ``name`` is what errors name.
+
+    Raises:
+        as ``read_sqlite``.
+    """
+    with SqliteSessionStore.open_image(name, image) as store:
         return store.load()
 
 
