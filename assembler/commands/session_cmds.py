@@ -69,7 +69,7 @@ def _dump(value: Any, out_path: str | None, inputs: list[str]) -> None:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    preflight(args.output, inputs=[args.input])
+    preflight(args.output, inputs=[args.input], database=True)
     result = load_session_file(args.input, strict=args.strict)
     if result is None:
         return 1
@@ -128,7 +128,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
-    preflight(args.output, inputs=[args.file])
+    preflight(args.output, inputs=[args.file], database=True)
     result = load_session_file(args.file)
     if result is None:
         return 1

@@ -59,6 +59,7 @@ __all__ = [
     "read_sqlite_image",
     "write_sqlite",
     "is_sqlite_path",
+    "side_files",
 ]
 
 SCHEMA_VERSION: Final = 4
@@ -118,6 +119,11 @@ class SchemaVersionError(StoreError):
 def is_sqlite_path(path: Any) -> bool:
     """True for a ``.sqlite``, ``.sqlite3`` or ``.db`` path."""
     return str(path).lower().endswith((".sqlite", ".sqlite3", ".db"))
+
+
+def side_files(path: Any) -> tuple[str, ...]:
+    """The suffixes of the files SQLite makes beside a database written at ``path`` (none for another format)."""
+    return _SIBLINGS if is_sqlite_path(path) else ()
 
 
 # ---------------------------------------------------------------------------------------------------------------
