@@ -28,6 +28,7 @@ __all__ = [
     "encode_with",
     "has_lone_surrogate",
     "has_surrogate",
+    "loads_text",
     "reader_text",
     "utf8_text",
 ]
@@ -151,6 +152,17 @@ def decode_json(raw: bytes | bytearray | memoryview, decoder: Callable[[Any], An
                 return value if type_ is None else convert(value, type_)
         _not_json(raw, limit)
         raise
+
+
+def loads_text(text: str) -> Any:
+    """``json.loads(text)`` after the depth check: for JSON held inside a string (tool arguments and results the
+    renderers pretty-print), so a string of a million ``[`` is an error like any other, never a ``RecursionError``.
+
+    Raises:
+        ValueError: not JSON (``json.JSONDecodeError``), or nested deeper than ``MAX_DEPTH`` (``NestingError``).
+    """
+    check_depth(text.encode("utf-8", "surrogatepass"))
+    return json.loads(text)
 
 
 def _not_json(raw: bytes | bytearray | memoryview, limit: int) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from msgspec import UNSET
 
+from ..jsontext import loads_text
 from ..views import ToolData, ToolSubcall
 from .markdown import HIGHLIGHT_LIMIT, code_html, escape, is_safe_link
 from .texts import blocks_text, first_line
@@ -62,7 +63,7 @@ def tool_arguments(arguments: Any) -> dict[str, Any] | None:
         return arguments
     if type(arguments) is str and len(arguments) <= HIGHLIGHT_LIMIT * 4:
         try:
-            value = json.loads(arguments)
+            value = loads_text(arguments)
         except ValueError:
             return None
         return value if type(value) is dict else None
@@ -312,7 +313,7 @@ def _result_html(result: str, *, error: bool) -> str:
     stripped = result.strip()
     if stripped.startswith(("{", "[")) and len(stripped) <= HIGHLIGHT_LIMIT:
         try:
-            pretty = json.dumps(json.loads(stripped), ensure_ascii=False, indent=2)
+            pretty = json.dumps(loads_text(stripped), ensure_ascii=False, indent=2)
         except ValueError:
             pretty = None
         if pretty is not None:
