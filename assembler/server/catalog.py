@@ -115,7 +115,8 @@ class FileMeta:
     def _read_database(self, stream: BinaryIO) -> None:
         from .database import read_served_database
 
-        result = read_served_database(self.path, self.root, stream)  # through the checked descriptor
+        # through the checked descriptor
+        result = read_served_database(self.path, self.root, stream, max_line_bytes=self.max_line_bytes)
         self.header, self.error, self.event_count = result.header, result.error, result.event_count
         for record in result.records:
             self._note(record)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import SessionFileError
-from ..logfile import LoadResult
+from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
 from ..store.sqlite import StoreError, read_sqlite, read_sqlite_image
 from .confine import OutsideRootError, open_folder_in_root, open_in_root
 
@@ -68,9 +68,11 @@ def _image(stream: BinaryIO, size: int) -> bytearray:
     return image
 
 
-def read_served_database(path: Path, root: Path, stream: BinaryIO) -> LoadResult:
+def read_served_database(path: Path, root: Path, stream: BinaryIO, *,
+                         max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> LoadResult:
     """The whole SQLite session ``path`` (``stream``: its descriptor from ``confine.open_in_root``); a file that is
-    not a session database gives a result whose ``error`` says so.
+    not a session database gives a result whose ``error`` says so, and so does a column longer than
+    ``max_line_bytes``.
 
     Raises:
         OutsideRootError: a log beside it is a symlink, or the path changed while a live database was read.
@@ -79,9 +81,9 @@ def read_served_database(path: Path, root: Path, stream: BinaryIO) -> LoadResult
     opened = os.fstat(stream.fileno())
     try:
         if not _pending_log(path, root):
-            return read_sqlite_image(str(path), _image(stream, opened.st_size))
+            return read_sqlite_image(str(path), _image(stream, opened.st_size), max_line_bytes=max_line_bytes)
         _same_file(path, root, opened)
-        result = read_sqlite(path)
+        result = read_sqlite(path, max_line_bytes=max_line_bytes)
         _same_file(path, root, opened)
         return result
     except StoreError as exc:

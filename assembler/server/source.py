@@ -145,7 +145,8 @@ class SessionSource:
                 self._reset()
             if whole:
                 if self.database:
-                    result = read_served_database(self.path, self.root, stream)
+                    result = read_served_database(self.path, self.root, stream,
+                                                  max_line_bytes=self.max_line_bytes)
                 else:
                     result = read_stream(stream, source=str(self.path), compressed=True,
                                          max_line_bytes=self.max_line_bytes, pack_deltas=True)

@@ -41,7 +41,7 @@ def load_any(path: str | os.PathLike[str], *, strict: bool = False,
         SchemaVersionError: a SQLite database with another schema version.
     """
     if is_sqlite_path(path):
-        return read_sqlite(path)
+        return read_sqlite(path, max_line_bytes=max_line_bytes)
     return read_session(path, strict=strict, progress=progress, max_line_bytes=max_line_bytes)
 
 
