@@ -8,6 +8,7 @@ Every request passes the ``Host`` check (421 otherwise); every file is opened th
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import AsyncIterator, Sequence
@@ -39,6 +40,8 @@ __all__ = [
     "session_page",
     "session_raw",
 ]
+
+log = logging.getLogger("assembler.server")  # one logger for the whole server package
 
 DEFAULT_STATIC_DIR = Path(__file__).resolve().parents[2] / "build" / "site"
 _RAW_CHUNK = 1 << 20
@@ -89,9 +92,16 @@ async def list_sessions(request: Request) -> Response:
         try:
             entry = session_entry(sid, meta.path, facts=meta.facts, event_count=meta.event_count,
                                   problem=meta.problem, size=meta.size)
+            entry.update(_lineage(meta))
         except OSError:
             continue
-        out.append({**entry, **_lineage(meta)})
+        except Exception as exc:  # one entry's facts no rule foresaw: it is damaged, the list stands
+            log.exception("cannot list %s", meta.path)
+            entry = {"id": sid, "title": None, "file": meta.path.name, "path": str(meta.path), "lastActivity": None,
+                     "lastActivitySource": None, "eventCount": 0, "turnCount": 0, "model": None,
+                     "status": "damaged", "error": f"cannot be listed ({type(exc).__name__}: {str(exc)[:200]})",
+                     "bytes": meta.size}
+        out.append(entry)
     return json_response({"sessions": sort_entries(out)})
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from ..chunk_rows import expand_records, is_storage_row
-from ..errors import AssemblerError
+from ..errors import AssemblerError, SessionFileError
 from ..history import MessageIndex
 from ..logfile import DEFAULT_MAX_LINE_BYTES, LogLoader
 from ..records import StorageRecord, encode
@@ -208,7 +208,15 @@ class SessionSource:
 
     async def _update_locked(self) -> None:
         had_error = self.error is not None
-        new, reset = await run_in_threadpool(self.refresh_sync)
+        try:
+            new, reset = await run_in_threadpool(self.refresh_sync)
+        except OSError:
+            raise
+        except Exception as exc:  # a file no reader rule foresaw: this session is damaged, not a 500
+            log.exception("cannot read %s", self.path)
+            self.error = self._loader.result.error = SessionFileError(
+                f"cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
+            new, reset = [], False
         if reset:
             # Rewritten in place: every follower is cut off; its EventSource reconnects and gets a fresh snapshot
             # of what the file holds now (the viewer's reconnect path), never the stale records.
