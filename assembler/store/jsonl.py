@@ -93,15 +93,21 @@ def read_stream(raw: IO[bytes], *, source: str, compressed: bool, strict: bool =
     return result
 
 
-def write_jsonl(stream: IO[bytes], header: dict[str, Any], records: Iterable[Any], batch_size: int = 4096) -> None:
-    """Write the header line, then one compact JSON line per storage record, in batches (streams any iterable)."""
+def write_jsonl(stream: IO[bytes], header: dict[str, Any], records: Iterable[Any], batch_size: int = 4096,
+                batch_bytes: int = 1 << 20) -> None:
+    """Write the header line, then one compact JSON line per storage record, in batches of at most ``batch_size``
+    lines or about ``batch_bytes`` bytes (streams any iterable; a batch of big rows is never held whole)."""
     stream.write(encode(header) + b"\n")
     batch: list[bytes] = []
+    size = 0
     for record in records:
-        batch.append(encode(record))
-        if len(batch) >= batch_size:
+        line = encode(record)
+        batch.append(line)
+        size += len(line)
+        if len(batch) >= batch_size or size >= batch_bytes:
             stream.write(b"\n".join(batch) + b"\n")
             batch.clear()
+            size = 0
     if batch:
         stream.write(b"\n".join(batch) + b"\n")
 

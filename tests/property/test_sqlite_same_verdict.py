@@ -102,7 +102,8 @@ def mutated(draw: Any) -> Mutated:
         n = draw(st.integers(0, len(records) - 1))
         record = records[n]
         envelope = [(k,) for k in ENVELOPE if k in record] + [("ignorable",), ("sourceEventSeqs",)]
-        path = draw(st.sampled_from(envelope) if draw(st.booleans()) else st.sampled_from(_paths(record)))
+        paths = _paths(record)
+        path = draw(st.sampled_from(envelope) if draw(st.booleans()) or not paths else st.sampled_from(paths))
         drop = draw(st.integers(0, 6)) == 0
         value = draw(VALUES)
         _set(record, path, value, drop)
