@@ -76,11 +76,14 @@ def report_problems(path: str, result: LoadResult) -> None:
             sys.stderr.write(f"{path}: error: {error}\n")
 
 
-def load(path: str, *, strict: bool = False) -> LoadResult | None:
+def load(path: str, *, strict: bool = False, pack_deltas: bool = False) -> LoadResult | None:
     """Read a session in any format (``.jsonl``, ``.jsonl.zst``, ``.sqlite``/``.db``); print warnings and the fault
-    (``file:line: error: message``). None when the file cannot be used at all."""
+    (``file:line: error: message``). None when the file cannot be used at all. ``pack_deltas``: runs of delta lines
+    are held as rows (``page`` and ``export``, which repack what they read anyway, so an unpacked log is held as
+    one row per block, not one object per delta)."""
     try:
-        result = load_any(path, strict=strict, progress=Progress(f"reading {path}"), max_line_bytes=max_line_bytes())
+        result = load_any(path, strict=strict, progress=Progress(f"reading {path}"), max_line_bytes=max_line_bytes(),
+                          pack_deltas=pack_deltas)
     except OSError as exc:
         error(path, reason_of(exc))
         return None

@@ -109,7 +109,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         return fail(f"{args.output}: cannot tell the format from the extension (use .html or .md, or --format "
                     "html|md)", 2)
     preflight(args.output, inputs=[args.file])
-    result = load(args.file, strict=args.strict)
+    result = load(args.file, strict=args.strict, pack_deltas=True)  # folded packed: runs held as rows
     if result is None or result.header is None:
         return 1
     banner = ""

@@ -12,7 +12,8 @@ Rules (DESIGN rule 9, issue 9 items 1 and 2, issue 23 item 2):
 * The data goes to ``.NAME.RANDOM.tmp`` in the output's folder (same file system, so the rename is atomic). Only
   after the writer finished, flushed and ``fsync``-ed it is it renamed over the output (and the folder synced). An
   error or a signal before that removes the temporary file and leaves the old output exactly as it was.
-* A new output gets the usual ``0666 & ~umask`` mode; a replaced one keeps its mode.
+* A new output gets the usual ``0666 & ~umask`` mode; a replaced one keeps its mode. An existing output this process
+  may not write (``os.access``: mode 0444 for anyone but a privileged user) is refused, not replaced.
 * ``signals_as_exceptions`` (the CLI installs it) turns SIGINT, SIGTERM and SIGHUP into exceptions and holds them
   back while a temporary file is being created, renamed or removed, so an interrupt never leaves one behind.
 """
@@ -120,8 +121,9 @@ def _critical() -> Iterator[None]:
 @contextlib.contextmanager
 def signals_as_exceptions() -> Iterator[None]:
     """SIGINT raises ``KeyboardInterrupt``, SIGTERM and SIGHUP raise ``Interrupted``; SIGXFSZ is ignored, so a write
-    past a file-size limit fails with ``EFBIG`` (an error, cleaned up) instead of killing the process. Restores the
-    previous handlers on exit. Only the main thread can install handlers; elsewhere this does nothing."""
+    past a file-size limit fails with ``EFBIG`` (an error, cleaned up) instead of killing the process. A signal that
+    is already ignored stays ignored (``nohup``). Restores the previous handlers on exit. Only the main thread can
+    install handlers; elsewhere this does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -129,6 +131,9 @@ def signals_as_exceptions() -> Iterator[None]:
     for name, handler in (("SIGHUP", _on_signal), ("SIGXFSZ", signal.SIG_IGN)):
         if hasattr(signal, name):
             wanted[getattr(signal, name)] = handler
+    # A signal the process was started with ignored (``nohup`` ignores SIGHUP, a background job SIGINT) stays
+    # ignored: the user asked for that.
+    wanted = {signum: h for signum, h in wanted.items() if signal.getsignal(signum) is not signal.SIG_IGN}
     previous: dict[int, Any] = {signum: signal.signal(signum, handler) for signum, handler in wanted.items()}
     try:
         yield
@@ -171,6 +176,10 @@ def check_output(path: PathLike, inputs: Sequence[PathLike] = (),
         raise UnsafeOutputError(p, "is not a regular file (a device, FIFO or socket); outputs are only written "
                                    "as regular files")
     same_file_check(p, (st.st_dev, st.st_ino), inputs)
+    if not os.access(p, os.W_OK):
+        # The rename would replace it (the folder is writable), but the file says it may not be written.
+        raise UnsafeOutputError(p, f"is read-only (mode {stat.S_IMODE(st.st_mode):04o}); an output is only replaced "
+                                   "when it could be written (make it writable, or write another file)")
     return st
 
 

@@ -37,8 +37,9 @@ ProgressFn = Callable[[int, int], None]
 
 
 def read_session(path: str | os.PathLike[str], *, strict: bool = False, progress: ProgressFn | None = None,
-                 max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> LoadResult:
+                 max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, pack_deltas: bool = False) -> LoadResult:
     """Read a session log. Faults are reported in ``result.error`` with the line; nothing before them is lost.
+    ``pack_deltas``: runs of delta lines are held as rows (``read_stream``).
 
     Raises:
         OSError: the file cannot be opened.
@@ -46,7 +47,7 @@ def read_session(path: str | os.PathLike[str], *, strict: bool = False, progress
     p = os.fspath(path)
     with open(p, "rb", buffering=0) as raw:
         return read_stream(raw, source=p, compressed=zstd.is_zstd_path(p), strict=strict, progress=progress,
-                           max_line_bytes=max_line_bytes)
+                           max_line_bytes=max_line_bytes, pack_deltas=pack_deltas)
 
 
 def read_stream(raw: IO[bytes], *, source: str, compressed: bool, strict: bool = False,

@@ -32,8 +32,9 @@ def session_format(path: str | os.PathLike[str]) -> str:
 
 def load_any(path: str | os.PathLike[str], *, strict: bool = False,
              progress: Callable[[int, int], None] | None = None,
-             max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> LoadResult:
-    """Load a session file of any supported format. Faults inside the log land in ``result.error``.
+             max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, pack_deltas: bool = False) -> LoadResult:
+    """Load a session file of any supported format. Faults inside the log land in ``result.error``. ``pack_deltas``:
+    runs of delta lines are held as rows (for a reader that pages or folds, which repack anyway).
 
     Raises:
         OSError: a JSONL file cannot be opened.
@@ -42,7 +43,8 @@ def load_any(path: str | os.PathLike[str], *, strict: bool = False,
     """
     if is_sqlite_path(path):
         return read_sqlite(path, max_line_bytes=max_line_bytes)
-    return read_session(path, strict=strict, progress=progress, max_line_bytes=max_line_bytes)
+    return read_session(path, strict=strict, progress=progress, max_line_bytes=max_line_bytes,
+                        pack_deltas=pack_deltas)
 
 
 def save_any(path: str | os.PathLike[str], header: dict[str, Any], records: Iterable[Any], *,
