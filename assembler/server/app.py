@@ -26,7 +26,7 @@ from ..history import DEFAULT_MAX_MESSAGES, PageRequestError, check_max_messages
 from ..logfile import DEFAULT_MAX_LINE_BYTES
 from .confine import open_in_root
 from .csp import CSP, SecurityHeaders, viewer_csp
-from .hosts import HostCheck
+from .hosts import HostCheck, check_allowed
 from .listing import session_entry, sort_entries
 from .registry import DEFAULT_CACHE_BYTES, SessionRegistry
 from .responses import EXCEPTION_HANDLERS, json_response
@@ -187,6 +187,7 @@ def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.
     if serve_static and static.is_dir():
         routes.append(Mount("/", StaticFiles(directory=static, html=True)))
         csp = viewer_csp(static)
+    check_allowed(allowed_hosts)  # a malformed name is an error now, not a 500 for every request (lazy middleware)
     app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS))
     app.add_middleware(HostCheck, allowed=list(allowed_hosts), bound=bound_host)
     app.add_middleware(SecurityHeaders, csp=csp)  # outermost: a 421 carries the security headers too

@@ -220,6 +220,12 @@ class SessionRegistry:
 
         return await asyncio.to_thread(refresh)
 
+    def close_followers(self) -> None:
+        """End every follow stream (the server is shutting down): each stream sends what it has and closes."""
+        for source in self.sources.values():
+            for follower in list(source.subscribers):
+                follower.close()
+
     def active_watchers(self) -> int:
         """Watcher tasks still running (0 when no one follows)."""
         return sum(1 for s in self.sources.values() if s.watcher is not None and not s.watcher.done())
