@@ -1,8 +1,11 @@
 """The lossless chunk-row codec (PROTOCOL 2): events are generic JSON values, rows are the Structs of ``records``.
 
 Rules: ``pack_chunk_runs`` packs runs of >= 3 consecutive same-block deltas into storage rows; every other value
-passes through verbatim, in log order. A row given as generic JSON (a dict with a row tag) is validated with the row
-Structs (``storage_row``) wherever the codec meets it; the log parser decodes row lines straight into them.
+passes through verbatim, in log order. A row holds at most ``MAX_ROW_MEMBERS`` deltas and ``MAX_ROW_CHARS``
+characters of fragments (a fragment longer than that alone): a longer run becomes consecutive rows of one block
+(which the format allows), cut greedily, so packing never holds more than one row's worth of a run (issue 23
+item 9). A row given as generic JSON (a dict with a row tag) is validated with the row Structs (``storage_row``)
+wherever the codec meets it; the log parser decodes row lines straight into them.
 Expansion happens only here, in the explicit codec calls (``decode_storage_record``, ``expand_row``,
 ``expand_records``); the browser path never calls them. Rows can also be re-packed, merged, renamed to wire rows
 (``row.to_wire()``) and sliced without expanding them.
@@ -10,7 +13,8 @@ Expansion happens only here, in the explicit codec calls (``decode_storage_recor
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate
 from typing import Any
 
@@ -32,6 +36,8 @@ from .records import (
 )
 
 __all__ = [
+    "MAX_ROW_CHARS",
+    "MAX_ROW_MEMBERS",
     "MIN_RUN",
     "row_of_run",
     "pack_chunk_runs",
@@ -47,6 +53,12 @@ __all__ = [
 
 MIN_RUN = 3
 """A run becomes a row only with at least this many members (a format constant)."""
+
+MAX_ROW_MEMBERS = 1 << 16
+"""The most deltas one packed row holds; a longer run continues in the next row of the same block."""
+
+MAX_ROW_CHARS = 1 << 22
+"""The most characters of fragments one packed row holds (a single longer fragment is alone in its row)."""
 
 _ROW_CLASSES = frozenset({TextChunksRow, ReasoningChunksRow, ToolCallChunksRow})
 _DELTA_ROW: dict[str, type[TextChunksRow] | type[ReasoningChunksRow]] = {
@@ -142,9 +154,10 @@ def _row_key(row: StorageRow) -> tuple[Any, ...]:
 
 
 class _Run:
-    """An open run: its block key, first seq/time, gaps, fragments, last member seq/time, and the records in it."""
+    """An open run: its block key, first seq/time, gaps, fragments (and their characters), last member seq/time, and
+    the records (or parts of rows) in it."""
 
-    __slots__ = ("key", "seq0", "time0", "dt", "payload", "last_seq", "last_time", "pieces")
+    __slots__ = ("key", "seq0", "time0", "dt", "payload", "chars", "last_seq", "last_time", "pieces")
 
     def __init__(self, key: tuple[Any, ...], seq0: Any, time0: Any) -> None:
         self.key = key
@@ -152,6 +165,7 @@ class _Run:
         self.time0 = time0
         self.dt: list[Any] = []
         self.payload: list[str] = []
+        self.chars = 0
         self.last_seq = seq0
         self.last_time = time0
         self.pieces: list[StorageRecord] = []
@@ -196,7 +210,9 @@ def repack_records(records: Iterable[StorageRecord]) -> Iterator[StorageRecord]:
     """Canonically pack a stream of storage records (events and rows), without expanding rows.
 
     The output equals ``pack_chunk_runs(expand_records(records))``: adjacent rows and deltas that continue each
-    other merge into one row, and a run shorter than ``MIN_RUN`` is written as events.
+    other merge into one row, a run shorter than ``MIN_RUN`` is written as events, and a row is closed when it holds
+    ``MAX_ROW_MEMBERS`` deltas or the next fragment would take it past ``MAX_ROW_CHARS`` characters (the rest of the
+    run continues in the next row; a row in the input is cut there too).
     """
     run: _Run | None = None
     for value in records:
@@ -209,6 +225,7 @@ def repack_records(records: Iterable[StorageRecord]) -> Iterator[StorageRecord]:
             fragments: list[str] | tuple[str] = row.data.fragments
             gaps: list[Any] | tuple[()] = row.data.dt
             last_seq, last_time = row.last_seq, row.last_time
+            chars = sum(map(len, fragments))
         else:
             info = _packable(value)
             if info is None:
@@ -221,19 +238,72 @@ def repack_records(records: Iterable[StorageRecord]) -> Iterator[StorageRecord]:
             seq, time = value["seq"], value["time"]  # type: ignore[index]
             fragments, gaps = (fragment,), ()
             last_seq, last_time = seq, time
+            chars = len(fragment)
+        gap: Any = None
         if run is not None and _continues(run, key, seq, time):
-            run.dt.append(time - run.last_time)
+            gap = time - run.last_time
         else:
             if run is not None:
                 yield from _emit_run(run)
             run = _Run(key, seq, time)
-        run.dt.extend(gaps)
-        run.payload.extend(fragments)
-        run.last_seq = last_seq
-        run.last_time = last_time
-        run.pieces.append(value)
+        if len(run.payload) + len(fragments) <= MAX_ROW_MEMBERS and run.chars + chars <= MAX_ROW_CHARS:
+            if gap is not None:
+                run.dt.append(gap)
+            run.dt.extend(gaps)
+            run.payload.extend(fragments)
+            run.chars += chars
+            run.last_seq = last_seq
+            run.last_time = last_time
+            run.pieces.append(value)
+            continue
+        # The run reaches a cap inside this record: fill the row, close it, go on in a new one (member by member
+        # decisions, so a row in the input is cut exactly where its deltas one by one would be).
+        for part in _cut_at_caps(run, value, key, seq, time, fragments, gaps, gap):
+            yield from _emit_run(run)
+            run = part
     if run is not None:
         yield from _emit_run(run)
+
+
+def _cut_at_caps(run: _Run, value: StorageRecord, key: tuple[Any, ...], seq: Any, time: Any,
+                 fragments: Sequence[str], gaps: Sequence[Any], gap: Any) -> Iterator[_Run]:
+    """Add ``value``'s members to ``run`` up to the caps; each time a row is full, yield the run that follows it
+    (the caller emits the full one first). ``run`` (and each yielded run) ends up holding what fits."""
+    n = len(fragments)
+    times = list(accumulate(gaps, initial=time))
+    i = 0
+    while i < n:
+        room = MAX_ROW_MEMBERS - len(run.payload)
+        budget = MAX_ROW_CHARS - run.chars
+        sizes = list(accumulate(map(len, fragments[i:i + room]))) if room > 0 else []
+        k = bisect_right(sizes, budget)
+        if k == 0 and not run.payload:
+            k = 1  # a fragment longer than a whole row: alone in its row
+        if k:
+            if gap is not None:  # member 0 continues the run it joins
+                run.dt.append(gap)
+                gap = None
+            run.dt.extend(gaps[i:i + k - 1])
+            run.payload.extend(fragments[i:i + k])
+            run.chars += sizes[k - 1]
+            run.last_seq = seq + i + k - 1
+            run.last_time = times[i + k - 1]
+            run.pieces.extend([value] if k == n else _part(value, i, i + k))
+            i += k
+        if i < n:
+            run = _Run(key, seq + i, times[i])
+            gap = None  # the new row starts at member i: no gap before it
+            yield run
+
+
+def _part(value: StorageRecord, a: int, b: int) -> list[StorageRecord]:
+    """Members ``a..b-1`` of a row (as a row, or as events when fewer than ``MIN_RUN``); a delta event as it is."""
+    if type(value) not in _ROW_CLASSES:
+        return [value]
+    row: StorageRow = value  # type: ignore[assignment]
+    if b - a >= MIN_RUN:
+        return [slice_storage_row(row, row.seq + a, row.seq + b - 1)]
+    return list(expand_row(slice_storage_row(row, row.seq + a, row.seq + b - 1)))
 
 
 def pack_chunk_runs(events: Iterable[StorageRecord]) -> list[StorageRecord]:

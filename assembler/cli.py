@@ -4,15 +4,19 @@ Every command is listed in ``COMMANDS`` with the module of ``assembler/commands/
 ``register(subparsers)`` adds its parser(s) and sets ``func``. Only the module of the command being run is imported
 (``--help``, no command or an unknown one import them all, in table order), so a command pays start-up only for what
 it uses. Every command ends in ``commands._output.run``: errors on stderr as ``FILE:LINE: error: message`` with exit
-status 1, a signal as one line (SIGINT 130), never a traceback.
+status 1, a signal as one line (SIGINT 130), never a traceback; a signal that arrives while the command is still
+starting (parsing, importing its module) is one line too and exit status 128 + its number, and a signal the
+command was started with ignored (``nohup``) stays ignored throughout.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from collections.abc import Sequence
 from importlib import import_module
+from typing import Any
 
 from . import __version__
 
@@ -85,15 +89,54 @@ def _command(argv: Sequence[str]) -> str | None:
     return None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(_command(args_list))
-    args = parser.parse_args(args_list)
-    from .commands._common import configure
-    from .commands._output import run
+class _EarlyStop(BaseException):
+    """A signal that arrived before the command's own handlers (``_output.run``) were in place."""
 
-    configure(max_line_bytes=args.max_line_bytes, session=getattr(args, "session", None))
-    return run(args.func, args)  # output errors and signals end a command there (one line, exit status)
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop_early(signum: int, frame: object) -> None:
+    raise _EarlyStop(signum)
+
+
+def _early_signals() -> dict[int, Any]:
+    """From the first line of ``main``: SIGINT, SIGTERM and SIGHUP end the command with one line (nothing has been
+    written yet), not by the default action; a signal that is ignored (``nohup``, a background job) stays ignored.
+    Returns the handlers to put back."""
+    import signal
+
+    previous: dict[int, Any] = {}
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) is not signal.SIG_IGN:
+            previous[signum] = signal.signal(signum, _stop_early)
+    return previous
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    previous = _early_signals() if threading.current_thread() is threading.main_thread() else {}
+    try:
+        args_list = list(sys.argv[1:] if argv is None else argv)
+        parser = build_parser(_command(args_list))
+        args = parser.parse_args(args_list)
+        from .commands._common import configure
+        from .commands._output import run
+
+        configure(max_line_bytes=args.max_line_bytes, session=getattr(args, "session", None))
+        return run(args.func, args)  # output errors and signals end a command there (one line, exit status)
+    except _EarlyStop as stop:
+        import signal
+
+        sys.stderr.write(f"transcript-assembler: stopped by {signal.Signals(stop.signum).name} before the command "
+                         "started; nothing was written\n")
+        return 128 + stop.signum
+    finally:
+        import signal
+
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 if __name__ == "__main__":  # pragma: no cover

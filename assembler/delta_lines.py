@@ -8,7 +8,9 @@ time gap a safe integer. At least ``MIN_RUN`` such lines become the row
 ``repack_records`` would make of them; anything else (a shorter run, a line of another shape or block, an integral
 float, an unknown key) is left to the line-by-line parser, whose verdicts and errors are the rule. So the row is
 only ever made from lines the line parser would have accepted one by one and packed into the same row; the
-repacker merges it with what comes before and after as it merges any row.
+repacker merges it with what comes before and after as it merges any row. The nesting guard (``jsontext``) runs
+before the decoder sees a line, as on every path: a line with more brackets than ``MAX_DEPTH`` is checked first and,
+when too deep, left to the line parser, which says so (msgspec would recurse into it, even in a key it skips).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from .chunk_rows import MIN_RUN, row_of_run
+from .jsontext import MAX_DEPTH, NestingError, check_depth
 from .records import (
     MAX_SAFE_INTEGER,
     Number,
@@ -100,8 +103,10 @@ def take_run(buf: bytes | bytearray, pos: int, next_seq: int,
             if end < 0 or (max_line_bytes is not None and end - start > max_line_bytes):
                 break
             try:
+                if buf.count(b"[", start, end) + buf.count(b"{", start, end) > MAX_DEPTH:
+                    check_depth(view[start:end])  # few brackets cannot nest too deep: only counted (no copy)
                 event = _decode(view[start:end])
-            except _ERRORS:
+            except (*_ERRORS, NestingError):
                 break
             if type(event) is not _Delta:
                 break

@@ -18,7 +18,7 @@ from typing import Any, Final, Literal
 
 import msgspec
 
-from .jsontext import NestingError, check_depth
+from .jsontext import NestingError, decode_json
 
 __all__ = [
     "Format",
@@ -306,8 +306,7 @@ _BAD: Final = object()
 
 def _value(raw: bytes) -> Any:
     try:
-        check_depth(raw)
-        return _decode(raw)
+        return decode_json(raw, _decode)  # the depth check first; a lone surrogate escape decodes too
     except (msgspec.DecodeError, NestingError):
         return _BAD
 

@@ -26,8 +26,10 @@ __all__ = [
     "convert",
     "decode_json",
     "encode_with",
+    "format_json",
     "has_lone_surrogate",
     "has_surrogate",
+    "loads_text",
     "reader_text",
     "utf8_text",
 ]
@@ -153,6 +155,17 @@ def decode_json(raw: bytes | bytearray | memoryview, decoder: Callable[[Any], An
         raise
 
 
+def loads_text(text: str) -> Any:
+    """``json.loads(text)`` after the depth check: for JSON held inside a string (tool arguments and results the
+    renderers pretty-print), so a string of a million ``[`` is an error like any other, never a ``RecursionError``.
+
+    Raises:
+        ValueError: not JSON (``json.JSONDecodeError``), or nested deeper than ``MAX_DEPTH`` (``NestingError``).
+    """
+    check_depth(text.encode("utf-8", "surrogatepass"))
+    return json.loads(text)
+
+
 def _not_json(raw: bytes | bytearray | memoryview, limit: int) -> None:
     """A text no decoder accepts: ``NestingError`` when the bracket walk finds it too deep (its verdict on any text,
     which ``check_depth`` leaves to it for a text that is not JSON), else ``msgspec.DecodeError`` when only the
@@ -205,6 +218,28 @@ def convert(value: Any, type_: Any, **options: Any) -> Any:
         nonce = f"\ue000{secrets.token_hex(8)}:"
         out = msgspec.convert(_mark(value, nonce), type_, **options)
         return _unmark(out, re.compile(re.escape(nonce) + "([0-9a-f]{4})"))
+
+
+_ESCAPE_OR_SURROGATE = re.compile(rb"\\\\|\\u([dD][89a-fA-F][0-9a-fA-F]{2})")
+
+
+def format_json(data: bytes, indent: int = 2) -> bytes:
+    """``msgspec.json.format(data, indent=indent)`` for JSON we encoded (``encode_with``), which may hold lone
+    surrogate escapes: msgspec's formatter refuses those, so each surrogate escape is swapped for a token while it
+    formats (strings are copied verbatim) and put back after, byte for byte.
+
+    Raises:
+        msgspec.DecodeError: ``data`` is not JSON.
+    """
+    try:
+        return msgspec.json.format(data, indent=indent)
+    except msgspec.DecodeError:
+        if not has_lone_surrogate(data):
+            raise
+    token = f"@{secrets.token_hex(8)}:".encode()
+    marked = _ESCAPE_OR_SURROGATE.sub(lambda m: token + m.group(1) if m.group(1) else m.group(), data)
+    out = msgspec.json.format(marked, indent=indent)
+    return re.sub(re.escape(token) + rb"([dD][0-9a-fA-F]{3})", lambda m: b"\\u" + m.group(1), out)
 
 
 def reader_text(text: str) -> str:

@@ -107,6 +107,13 @@ def _seq(entry: Entry) -> int:
     return entry.event.seq
 
 
+def _last_seq(entry: Entry) -> int:
+    """The last logical seq an entry covers (a row's last member)."""
+    if type(entry) is ChunksRecord:
+        return int(entry.event.last_seq)
+    return entry.event.seq
+
+
 class LiveRepacker:
     """Packs a live window's closed blocks. Call ``replaced`` with the entries of every window replacement and
     ``appended`` after every live append; ``rows`` counts the rows made and ``saved`` the window entries saved."""
@@ -175,6 +182,8 @@ class LiveRepacker:
             assert not isinstance(item, dict)
             a, b = bisect_left(seqs, item.seq), bisect_left(seqs, item.last_seq + 1)
             old = scoped[a:b]
+            if not old or _seq(old[0]) != item.seq or _last_seq(old[-1]) != item.last_seq:
+                continue  # a row cut inside an entry (at the row caps): its entries stay as they are
             if asm.repack(old, ChunksRecord(item.to_wire())):
                 self.rows += 1
                 saved += len(old) - 1

@@ -13,7 +13,8 @@ cap) turns a longer line into a fault instead of an ever-growing buffer.
 ``LoadResult`` (records, counts, warnings, the fault) for the readers that want the whole log. With
 ``pack_deltas`` (for readers that repack what they read) a run of delta lines comes out as the one storage row
 packing would make of it (``delta_lines.take_run``: only lines the line-by-line rules accept), not one record per
-line.
+line. ``check_record`` is the part of the rules every reader shares (a SQLite row goes through it too), which is
+why the parser and it are one module of a little over 400 lines.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import msgspec
 
 from .chunk_rows import storage_row
 from .delta_lines import take_run
-from .errors import ChunkRowError, RecordDecodeError, SessionFileError
+from .errors import RecordDecodeError, SessionFileError
 from .jsontext import NestingError, check_depth, decode_json
 from .records import ROW_TYPES, StorageRecord, decode_storage_row, is_safe_integer
 
@@ -39,6 +40,7 @@ __all__ = [
     "LogEvent",
     "LogParser",
     "LoadResult",
+    "check_record",
     "note_event",
     "LogLoader",
     "parse_session_bytes",
@@ -126,6 +128,46 @@ def _envelope_problem(value: dict[str, Any]) -> str | None:
     if type(seqs) is not list or not all(is_safe_integer(s) and s >= 0 for s in seqs):
         return f"field 'sourceEventSeqs' must be a list of safe integers >= 0, got {seqs!r}"[:300]
     return None
+
+
+def check_record(value: dict[str, Any], next_seq: int) -> StorageRecord:
+    """The rules every reader applies to one decoded storage record after the header, whatever held it (a JSONL
+    line, a SQLite row): a string ``type``; a row tag makes the row Struct (``seq0``/``time0`` rebuilt when missing,
+    PROTOCOL 2.3); anything else row-like is refused; an event's missing ``seq``/``time`` are rebuilt (``next_seq``,
+    time 0) and present ones must be safe integers; the envelope fields (PROTOCOL 1.1). Whether the seq continues
+    the log is the caller's check.
+
+    Raises:
+        SessionFileError, ChunkRowError: what is wrong (with the seq when it is known, no line: the caller says
+            where).
+    """
+    rtype = value.get("type")
+    if type(rtype) is not str:
+        raise SessionFileError(f"record has no string 'type' (got {rtype!r})"[:300])
+    if rtype in ROW_TYPES:
+        if "seq0" not in value or "time0" not in value:
+            value = {"type": rtype, "seq0": value.get("seq0", next_seq), "time0": value.get("time0", 0),
+                     **{k: v for k, v in value.items() if k not in ("type", "seq0", "time0")}}
+        return storage_row(value)
+    if rtype.startswith("chunkrow/") or ("seq" not in value and ("seq0" in value or "time0" in value)):
+        # Row-like but not a storage row: as an event it would take one seq where its members hold many (and
+        # fail the next line), or reach the fold as a row that is not one.
+        raise SessionFileError(
+            f"unknown row type {rtype!r} (a storage row is text-chunks, reasoning-chunks or tool-call-chunks "
+            "with seq0/time0; chunkrow/* is the wire form)")
+    if "seq" not in value or "time" not in value:
+        value = {"type": rtype, "seq": value.get("seq", next_seq), "time": value.get("time", 0),
+                 **{k: v for k, v in value.items() if k not in ("type", "seq", "time")}}
+    seq, time = value["seq"], value["time"]
+    if not is_safe_integer(seq) or seq < 0:
+        raise SessionFileError(f"seq must be a safe integer >= 0, got {seq!r}"[:300])
+    if not is_safe_integer(time):
+        raise SessionFileError(f"time must be a safe integer, got {time!r}"[:300], seq=int(seq))
+    if "ignorable" in value or "sourceEventSeqs" in value:
+        problem = _envelope_problem(value)
+        if problem is not None:
+            raise SessionFileError(problem, seq=int(seq))
+    return value
 
 
 class LogParser:
@@ -258,43 +300,13 @@ class LogParser:
                     line=lineno))
             self._header = True
             return Header(value, lineno)
-        rtype = value.get("type")
-        if type(rtype) is not str:
-            return self._fault(SessionFileError(f"record has no string 'type' (got {rtype!r})", line=lineno))
-        if rtype in ROW_TYPES:
-            return self._row_value(value, lineno)
-        if rtype.startswith("chunkrow/") or ("seq" not in value and ("seq0" in value or "time0" in value)):
-            # Row-like but not a storage row: as an event it would take one seq where its members hold many (and
-            # fail the next line), or reach the fold as a row that is not one.
-            return self._fault(SessionFileError(
-                f"unknown row type {rtype!r} (a storage row is text-chunks, reasoning-chunks or tool-call-chunks "
-                "with seq0/time0; chunkrow/* is the wire form)", line=lineno))
-        expected = self.next_seq
-        if "seq" not in value or "time" not in value:
-            value = {"type": rtype, "seq": value.get("seq", expected), "time": value.get("time", 0),
-                     **{k: v for k, v in value.items() if k not in ("type", "seq", "time")}}
-        seq, time = value["seq"], value["time"]
-        if not is_safe_integer(seq) or seq < 0:
-            return self._fault(SessionFileError(f"seq must be a safe integer >= 0, got {seq!r}", line=lineno))
-        if not is_safe_integer(time):
-            return self._fault(SessionFileError(f"time must be a safe integer, got {time!r}", line=lineno,
-                                                seq=int(seq)))
-        if "ignorable" in value or "sourceEventSeqs" in value:
-            problem = _envelope_problem(value)
-            if problem is not None:
-                return self._fault(SessionFileError(problem, line=lineno, seq=int(seq)))
-        return self._record(value, lineno, seq, 1, "seq")
-
-    def _row_value(self, value: dict[str, Any], lineno: int) -> LogEvent:
-        """A row line the typed decoder did not take: projected (no ``seq0``/``time0``), escaped, or malformed."""
-        if "seq0" not in value or "time0" not in value:
-            value = {"type": value["type"], "seq0": value.get("seq0", self.next_seq), "time0": value.get("time0", 0),
-                     **{k: v for k, v in value.items() if k not in ("type", "seq0", "time0")}}
         try:
-            row = storage_row(value)
-        except ChunkRowError as exc:
-            return self._fault(ChunkRowError(exc.message, line=lineno, seq=exc.seq))
-        return self._record(row, lineno, row.seq, row.members, "seq0")
+            record = check_record(value, self.next_seq)
+        except RecordDecodeError as exc:
+            return self._fault(type(exc)(exc.message, line=lineno, seq=exc.seq))
+        if type(record) is dict:
+            return self._record(record, lineno, record["seq"], 1, "seq")
+        return self._record(record, lineno, record.seq, record.members, "seq0")  # type: ignore[union-attr]
 
     def _record(self, value: StorageRecord, lineno: int, first: Any, members: int, name: str) -> LogEvent:
         expected = self.next_seq

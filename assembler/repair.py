@@ -71,11 +71,12 @@ def _result_call_id(data: dict[str, Any]) -> Any:
     return None
 
 
-def interrupted_turn_closers(records: Iterable[Any]) -> list[dict[str, Any]]:
+def interrupted_turn_closers(records: Iterable[Any], problems: list[str] | None = None) -> list[dict[str, Any]]:
     """The synthetic events that close an open last turn, or ``[]`` for a balanced (or empty) log.
 
     ``records`` are logical events or storage records (rows are skipped, except that a final row anchors the
-    closers' seq and time), contiguous and in log order.
+    closers' seq and time), contiguous and in log order. A call id that is not a string (a crafted or damaged
+    ``callId``) cannot be closed: that call gets no closer and ``problems`` (when given) gets ``seq N: ...``.
     """
     open_turn: Any = None
     open_step: Any = None
@@ -106,12 +107,19 @@ def interrupted_turn_closers(records: Iterable[Any]) -> list[dict[str, Any]]:
                 pending.setdefault(call_id, _Pending(data.get("step")))
         elif etype == "tool/call":
             called = data.get("callId")
+            if type(called) is not str:
+                if problems is not None:
+                    problems.append(f"seq {last_seq}: tool/call callId is not a string (got {called!r}"[:200] +
+                                    "); no closer is written for it")
+                continue
             entry = pending.get(called)
             if entry is None:  # a call no assistant message announced is still orphaned
                 entry = pending[called] = _Pending(data.get("step"))
             entry.call_seq = last_seq
         elif etype == "tool/result":
-            pending.pop(_result_call_id(data), None)
+            answered = _result_call_id(data)
+            if type(answered) is str:
+                pending.pop(answered, None)
     if open_turn is None:
         return []
     seq = last_seq + 1

@@ -58,7 +58,7 @@ export class Bridge {
     if (!entry) return;
     this.pending.delete(msg.id);
     if (msg.ok) entry.resolve(msg.value);
-    else entry.reject(new Error(msg.error));
+    else entry.reject(Object.assign(new Error(msg.error), { kind: msg.kind })); // kind: "cancelled", "too-big"
   }
 
   /**

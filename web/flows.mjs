@@ -169,14 +169,19 @@ export async function loadPage(bytes) {
   }
 }
 
+let opens = 0; // local-file opens so far (the last one is the current one)
+
 const SUPPORTED = /\.(jsonl|ndjson|jsonl\.zst|zst|sqlite|sqlite3|db)$/i;
 
 /**
- * Opens a local .jsonl / .jsonl.zst file (read in slices by the worker) or a .sqlite / .db session.
+ * Opens a local .jsonl / .jsonl.zst file (read in slices by the worker) or a .sqlite / .db session. A newer call
+ * cancels this one (it resolves with `cancelled: true` and shows nothing); a file whose parse passes Python's
+ * memory limit (`heapLimit`, default config.FILE_HEAP_LIMIT) is an alert saying it is too big for the page.
  * @param {Blob & {name?: string}} blob
- * @param {{all?: boolean, maxMessages?: number, name?: string}} [options]
+ * @param {{all?: boolean, maxMessages?: number, name?: string, heapLimit?: number}} [options]
  */
-export async function openFile(blob, { all = false, maxMessages = PAGE_SIZE, name } = {}) {
+export async function openFile(blob, { all = false, maxMessages = PAGE_SIZE, name, heapLimit } = {}) {
+  const mine = ++opens; // a newer open supersedes this one: its answer (if any) is dropped
   resetView();
   state.mode = "file";
   const fileName = name || blob.name || "session.jsonl";
@@ -191,7 +196,19 @@ export async function openFile(blob, { all = false, maxMessages = PAGE_SIZE, nam
   progressStart(`Reading ${fileName}…`);
   try {
     const t0 = performance.now();
-    const update = await bridge.json("openFile", { file: blob, all, maxMessages, name: fileName });
+    /** @type {any} */
+    let update;
+    try {
+      update = await bridge.json("openFile", { file: blob, all, maxMessages, name: fileName, heapLimit });
+    } catch (err) {
+      const kind = /** @type {any} */ (err).kind;
+      if (kind === "cancelled" || mine !== opens) return summary({}, { cancelled: true, error: null, warnings: [], file: null });
+      if (kind !== "too-big") throw err;
+      const text = /** @type {Error} */ (err).message;
+      setAlert("file", text);
+      return summary({}, { error: { where: "file", message: text, line: null, seq: null }, warnings: [], file: null });
+    }
+    if (mine !== opens) return summary({}, { cancelled: true, error: null, warnings: [], file: null });
     const tRender = performance.now();
     applyUpdate(update, { scroll: "end" });
     await renderFirstScreen();

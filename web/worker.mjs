@@ -9,10 +9,11 @@
 // Bytes travel as transferred ArrayBuffers: into Python as a Uint8Array converted with pyodide.toPy (a
 // memoryview, one copy), out of Python as the bytes of msgspec-encoded JSON. Unsolicited messages:
 // {type: "stage", stage, text, ms} at each boot stage (runtime, packages, ready: see config.BOOT_STAGES) and
-// {type: "progress", id, ...} while a file is read. The test hook runPython exists only when this worker's URL
+// {type: "progress", id, ...} while a file is read. A refused openFile answers {id, ok: false, error, kind}: kind
+// "cancelled" (a newer open superseded it) or "too-big" (Python's memory passed FILE_HEAP_LIMIT). The test hook runPython exists only when this worker's URL
 // carries ?test=1 (the page passes its own flag on).
 import { AFTER_RESTORE, PACKAGES, SNAPSHOT_PATH, pyodideOptions } from "./boot.mjs";
-import { PAGE_SIZE, SLICE_BYTES, TEST_MODE } from "./config.mjs";
+import { FILE_HEAP_LIMIT, PAGE_SIZE, SLICE_BYTES, TEST_MODE } from "./config.mjs";
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 
 const T0 = performance.now();
@@ -141,29 +142,72 @@ function bytesOf(buffer) {
   return buffer instanceof Uint8Array ? buffer : new Uint8Array(buffer);
 }
 
+/** An answer that is no result: the page gets {ok: false, kind, error}. */
+class Refusal extends Error {
+  /** @param {"cancelled" | "too-big"} kind @param {string} message */
+  constructor(kind, message) {
+    super(message);
+    this.kind = kind;
+  }
+}
+
+/** Which local-file open is the current one: a newer open supersedes the one in flight (issue 23 item 7). */
+let currentOpen = 0;
+
+/** @param {number} n */
+const megabytes = (n) => `${(n / 1e6).toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 })} MB`;
+
 /**
+ * Reads a local file into Python in slices. A newer openFile cancels this one at its next slice (the slices are read
+ * with an await, and a newer open resets Python's file load meanwhile: feeding it this file's bytes would mix the
+ * two). When Python's memory passes `heapLimit` (or Python fails while it is near it), the open stops with "too
+ * big to open in the page".
  * @param {number} id
- * @param {{file: Blob & {name?: string}, all?: boolean, maxMessages?: number}} args
+ * @param {{file: Blob & {name?: string}, all?: boolean, maxMessages?: number, heapLimit?: number}} args
  */
-async function openFile(id, { file, all = false, maxMessages = PAGE_SIZE }) {
+async function openFile(id, { file, all = false, maxMessages = PAGE_SIZE, heapLimit = FILE_HEAP_LIMIT }) {
+  const mine = ++currentOpen;
   const size = file.size;
   const name = file.name || "session.jsonl";
-  call("file_begin", name, size);
+  const heap = () => /** @type {any} */ (pyodide)._module.HEAP8.length;
   let offset = 0;
+  /** @param {unknown} [cause] */
+  const tooBig = (cause) => {
+    try { call("reset"); } catch { /* the memory is what failed: nothing more to free */ }
+    const why = cause ? ` (${String(/** @type {any} */ (cause)?.message || cause).slice(0, 120)})` : "";
+    return new Refusal("too-big", `${name} is too big to open in the page: it is ${megabytes(size)}, and Python's `
+      + `memory here passed ${megabytes(heapLimit)} after ${megabytes(offset)} of it${why}. `
+      + "`transcript-assembler serve` opens it (run it on the file's folder and pick the session from the list).");
+  };
+  call("file_begin", name, size);
   let lastPost = 0;
   post({ type: "progress", id, phase: "read", bytes: 0, size, name });
-  while (offset < size) {
-    const slice = new Uint8Array(await file.slice(offset, offset + SLICE_BYTES).arrayBuffer());
-    offset += slice.length;
-    const progress = JSON.parse(new TextDecoder().decode(call("file_feed", slice)));
-    const now = performance.now();
-    if (now - lastPost > 50 || offset >= size) {
-      lastPost = now;
-      post({ type: "progress", id, phase: "read", ...progress });
+  try {
+    while (offset < size) {
+      const slice = new Uint8Array(await file.slice(offset, offset + SLICE_BYTES).arrayBuffer());
+      if (mine !== currentOpen) throw new Refusal("cancelled", `opening ${name} was cancelled by a newer open`);
+      offset += slice.length;
+      const progress = JSON.parse(new TextDecoder().decode(call("file_feed", slice)));
+      if (heap() > heapLimit) throw tooBig();
+      const now = performance.now();
+      if (now - lastPost > 50 || offset >= size) {
+        lastPost = now;
+        post({ type: "progress", id, phase: "read", ...progress });
+      }
     }
+    post({ type: "progress", id, phase: "fold", bytes: size, size, name });
+    const update = call("file_finish", all, maxMessages);
+    if (heap() > heapLimit) throw tooBig();
+    return update;
+  } catch (err) {
+    if (err instanceof Refusal) throw err;
+    // Out of memory, Python answers with an exception or with garbage bytes (not JSON): near the limit either is
+    // "too big", never the garbage itself.
+    if (heap() > heapLimit * 0.75 || /MemoryError|out of memory/i.test(String(/** @type {any} */ (err)?.message))) {
+      throw tooBig(err);
+    }
+    throw err;
   }
-  post({ type: "progress", id, phase: "fold", bytes: size, size, name });
-  return call("file_finish", all, maxMessages);
 }
 
 /** @type {Record<string, (id: number, args: any) => Promise<any>>} */
@@ -221,7 +265,8 @@ self.onmessage = async (event) => {
     const transfer = value instanceof Uint8Array ? [value.buffer] : [];
     post({ id, ok: true, value }, transfer);
   } catch (err) {
-    post({ id, ok: false, error: String(/** @type {any} */ (err)?.message || err) });
+    const kind = err instanceof Refusal ? err.kind : undefined;
+    post({ id, ok: false, error: String(/** @type {any} */ (err)?.message || err), kind });
   } finally {
     // A page load leaves Python's cycle collector paused (Viewer.defer_gc): resume it once the answer (or the
     // error) is on its way.

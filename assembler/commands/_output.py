@@ -28,6 +28,7 @@ from ..store.atomic import (
     signals_as_exceptions,
 )
 from ..store.open import output_stream
+from ..store.sqlite import side_files
 
 __all__ = ["STDOUT", "run", "error", "error_from", "preflight", "output", "stdout", "write_stdout", "print_stdout"]
 
@@ -116,8 +117,9 @@ def _check_stdout_is_no_input(inputs: Sequence[str]) -> None:
         same_file_check(STDOUT, (st.st_dev, st.st_ino), inputs)
 
 
-def preflight(path: str | None, *, inputs: Sequence[str]) -> None:
-    """Refuse a bad output before any work is done (``output`` checks again when it writes).
+def preflight(path: str | None, *, inputs: Sequence[str], database: bool = False) -> None:
+    """Refuse a bad output before any work is done (``output`` checks again when it writes). ``database``: the
+    output is written in the format its extension names, so a SQLite output's side files are checked too.
 
     Raises:
         OutputError: as ``store.atomic.check_output``.
@@ -125,7 +127,7 @@ def preflight(path: str | None, *, inputs: Sequence[str]) -> None:
     if path is None or path == "-":
         _check_stdout_is_no_input(inputs)
     else:
-        check_output(path, inputs)
+        check_output(path, inputs, side_files(path) if database else ())
 
 
 @contextlib.contextmanager

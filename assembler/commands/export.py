@@ -128,7 +128,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         several = _several(args)
         if several is not None:
             return several
-    result = load(args.file, strict=args.strict)
+    result = load(args.file, strict=args.strict, pack_deltas=True)  # folded packed: runs held as rows
     if result is None or result.header is None:
         return 1
     banner = _banner(result.error)

@@ -8,9 +8,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import msgspec
-
 from ..chunk_rows import expand_records, is_storage_row, repack_records
+from ..jsontext import format_json
 from ..records import encode
 from ..store.jsonl import SessionStream, write_jsonl
 from ._common import Loaded, report_problems, stream
@@ -103,7 +102,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     finally:
         report_problems(args.file, source.result)
     if args.json:
-        write_stdout(msgspec.json.format(encode(stats), indent=2) + b"\n")
+        write_stdout(format_json(encode(stats), indent=2) + b"\n")
     else:
         print_stdout(render_stats(stats))
     return 0 if source.result.ok else 1

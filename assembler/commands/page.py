@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_page(args: argparse.Namespace) -> int:
-    result = load(args.file)
+    result = load(args.file, pack_deltas=True)  # the pager repacks: runs of delta lines are held as rows
     if result is None:
         return 1
     index = MessageIndex(result.records)

@@ -2,7 +2,9 @@
 
 Binds 127.0.0.1 unless told otherwise and prints the URL it listens on. There is no authentication: bound to any
 other address it warns that every served session is readable by anyone who can reach it. Requests must name the
-server in ``Host`` (loopback names, the bound address, or ``--allow-host`` names), against DNS rebinding.
+server in ``Host`` (loopback names, the bound address, or ``--allow-host`` names), against DNS rebinding. A path that
+does not exist, a port outside 0-65535 or a malformed ``--allow-host`` is an error before anything starts; SIGINT or
+SIGTERM ends the follow streams, then the server, with one line.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("serve", help="serve session logs over HTTP: pages, live follow (SSE), raw, the viewer")
     p.add_argument("paths", nargs="*", metavar="PATH", help="session files or folders (default: .)")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
+    p.add_argument("--port", type=_port, default=8765, help="port (default 8765; 0 picks a free one)")
     p.add_argument("--static", default=None, metavar="DIR", help="viewer build to serve at / (default build/site)")
     p.add_argument("--no-static", action="store_true", help="serve the API only")
     p.add_argument("--poll", type=float, default=0.2, metavar="S", help="file growth poll interval in seconds")
@@ -31,7 +33,20 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_serve)
 
 
+def _port(text: str) -> int:
+    """A TCP port: ASCII digits, 0-65535."""
+    if not text.isascii() or not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"a port is a number from 0 to 65535 (0 picks a free one), got {text!r}")
+    return int(text)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
+    import os
+
+    missing = [p for p in args.paths if not os.path.exists(p)]
+    if missing:
+        sys.stderr.write(f"transcript-assembler: serve: {missing[0]}: no such file or folder (nothing to serve)\n")
+        return 2
     try:
         import uvicorn
 
@@ -65,7 +80,25 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"transcript-assembler: warning: listening on {shown}:{port}, not a loopback address: every session "
             "under the served paths is readable by anyone who can reach it (there is no authentication). "
             "Browsers must reach it by a name allowed with --allow-host (or the bound address itself).\n")
-    print(f"serving {len(app.state.registry.scan())} session(s) at http://{shown}:{port}/", flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2))
-    server.run(sockets=[sock])
+    registry = app.state.registry
+    print(f"serving {len(registry.scan())} session(s) at http://{shown}:{port}/", flush=True)
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            # Follow streams never end on their own: end them first, so the graceful shutdown has nothing to
+            # cancel (a cancelled stream was a 40-line CancelledError traceback on SIGTERM).
+            registry.close_followers()
+            await super().shutdown(sockets)
+
+    server = Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2))
+    from ..store.atomic import Interrupted
+
+    try:
+        server.run(sockets=[sock])
+    except (KeyboardInterrupt, Interrupted) as exc:  # uvicorn stops, then raises the signal it caught again
+        import signal
+
+        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        sys.stderr.write(f"transcript-assembler: serve stopped by {signal.Signals(signum).name}\n")
+        return 128 + signum
     return 0

@@ -11,11 +11,10 @@ import argparse
 import sys
 from typing import Any
 
-import msgspec
-
 from ..chunk_rows import expand_records, pack_chunk_runs
 from ..errors import AssemblerError
 from ..invariants import check_events
+from ..jsontext import format_json
 from ..logfile import LoadResult
 from ..records import encode
 from ..repair import interrupted_turn_closers
@@ -65,11 +64,11 @@ def load_session_file(path: str, *, strict: bool = False) -> LoadResult | None:
 
 def _dump(value: Any, out_path: str | None, inputs: list[str]) -> None:
     with output(out_path, inputs=inputs) as stream:
-        stream.write(msgspec.json.format(encode(value), indent=2) + b"\n")
+        stream.write(format_json(encode(value), indent=2) + b"\n")
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    preflight(args.output, inputs=[args.input])
+    preflight(args.output, inputs=[args.input], database=True)
     result = load_session_file(args.input, strict=args.strict)
     if result is None:
         return 1
@@ -128,7 +127,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
-    preflight(args.output, inputs=[args.file])
+    preflight(args.output, inputs=[args.file], database=True)
     result = load_session_file(args.file)
     if result is None:
         return 1
@@ -136,7 +135,10 @@ def cmd_repair(args: argparse.Namespace) -> int:
         error(args.output, "not written (the input has a fault before its end)")
         return 1
     assert result.header is not None
-    closers = interrupted_turn_closers(result.records)
+    problems: list[str] = []
+    closers = interrupted_turn_closers(result.records, problems)
+    for problem in problems:
+        print(f"{args.file}: warning: {problem}", file=sys.stderr)
     try:
         save_any(args.output, result.header, [*result.records, *pack_chunk_runs(closers)], inputs=[args.file])
     except OutputError:

@@ -16,6 +16,7 @@ from typing import Any
 
 from msgspec import UNSET
 
+from ..jsontext import loads_text
 from ..views import (
     ActivityData,
     AssistantStepData,
@@ -141,7 +142,7 @@ def _pretty_json(raw: Any) -> tuple[str, bool]:
     if len(raw) > HIGHLIGHT_LIMIT:
         return raw, False
     try:
-        return json.dumps(json.loads(raw), ensure_ascii=False, indent=2), True
+        return json.dumps(loads_text(raw), ensure_ascii=False, indent=2), True
     except ValueError:
         return raw, False
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from msgspec import UNSET
 
+from ..jsontext import loads_text
 from ..views import ToolData, ToolSubcall
 from .codex_tools import command_of, envelope_span, patch_html, patch_of, patch_text, plan_items
 from .markdown import HIGHLIGHT_LIMIT, code_html, escape, is_safe_link
@@ -130,7 +131,7 @@ def _result_html(result: str, *, error: bool) -> str:
     stripped = result.strip()
     if stripped.startswith(("{", "[")) and len(stripped) <= HIGHLIGHT_LIMIT:
         try:
-            pretty = json.dumps(json.loads(stripped), ensure_ascii=False, indent=2)
+            pretty = json.dumps(loads_text(stripped), ensure_ascii=False, indent=2)
         except ValueError:
             pretty = None
         if pretty is not None:

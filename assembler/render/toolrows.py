@@ -10,6 +10,7 @@ from typing import Any
 
 from msgspec import UNSET
 
+from ..jsontext import loads_text
 from ..views import ToolData, ViewNode
 from .markdown import code_html, escape
 from .slices import SLICE_CHARS, sliced
@@ -89,7 +90,7 @@ def _json_pretty(text: str) -> str | None:
     if not stripped.startswith(("{", "[")):
         return None
     try:
-        return json.dumps(json.loads(stripped), ensure_ascii=False, indent=2)
+        return json.dumps(loads_text(stripped), ensure_ascii=False, indent=2)
     except ValueError:
         return None
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from msgspec import UNSET
 
+from ..jsontext import loads_text
 from ..views import ToolData, ToolSubcall
 from .codex_tools import command_of, patch_of, patch_summary, plan_items
 from .markdown import HIGHLIGHT_LIMIT
@@ -65,7 +66,7 @@ def tool_arguments(arguments: Any) -> dict[str, Any] | None:
         return arguments
     if type(arguments) is str and len(arguments) <= HIGHLIGHT_LIMIT * 4:
         try:
-            value = json.loads(arguments)
+            value = loads_text(arguments)
         except ValueError:
             return None
         return value if type(value) is dict else None

@@ -8,6 +8,7 @@ Every request passes the ``Host`` check (421 otherwise); every file is opened th
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import AsyncIterator, Sequence
@@ -26,7 +27,7 @@ from ..logfile import DEFAULT_MAX_LINE_BYTES
 from .catalog import FileMeta
 from .confine import open_in_root
 from .csp import CSP, SecurityHeaders, viewer_csp
-from .hosts import HostCheck
+from .hosts import HostCheck, check_allowed
 from .listing import session_entry, sort_entries
 from .registry import DEFAULT_CACHE_BYTES, SessionRegistry
 from .responses import EXCEPTION_HANDLERS, json_response
@@ -40,6 +41,8 @@ __all__ = [
     "session_page",
     "session_raw",
 ]
+
+log = logging.getLogger("assembler.server")  # one logger for the whole server package
 
 DEFAULT_STATIC_DIR = Path(__file__).resolve().parents[2] / "build" / "site"
 _RAW_CHUNK = 1 << 20
@@ -100,13 +103,21 @@ async def list_sessions(request: Request) -> Response:
         if _hidden(meta):
             continue
         for session in meta.sessions:
+            sid_k = f"{sid}/{session.key}" if session.key else sid
             try:
-                entry = session_entry(f"{sid}/{session.key}" if session.key else sid, meta.path, facts=session.facts,
-                                      event_count=session.event_count, problem=session.problem, size=meta.size,
-                                      fmt=meta.format, label=session.label, header=session.header)
+                entry = session_entry(sid_k, meta.path, facts=session.facts, event_count=session.event_count,
+                                      problem=session.problem, size=meta.size, fmt=meta.format, label=session.label,
+                                      header=session.header)
+                entry.update(_lineage(session))
             except OSError:
                 continue
-            out.append({**entry, **_lineage(session)})
+            except Exception as exc:  # one entry's facts no rule foresaw: it is damaged, the list stands
+                log.exception("cannot list %s", meta.path)
+                entry = {"id": sid_k, "title": None, "file": meta.path.name, "path": str(meta.path),
+                         "lastActivity": None, "lastActivitySource": None, "eventCount": 0, "turnCount": 0,
+                         "model": None, "status": "damaged",
+                         "error": f"cannot be listed ({type(exc).__name__}: {str(exc)[:200]})", "bytes": meta.size}
+            out.append(entry)
     return json_response({"sessions": sort_entries(out)})
 
 
@@ -192,6 +203,7 @@ def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.
     if serve_static and static.is_dir():
         routes.append(Mount("/", StaticFiles(directory=static, html=True)))
         csp = viewer_csp(static)
+    check_allowed(allowed_hosts)  # a malformed name is an error now, not a 500 for every request (lazy middleware)
     app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS))
     app.add_middleware(HostCheck, allowed=list(allowed_hosts), bound=bound_host)
     app.add_middleware(SecurityHeaders, csp=csp)  # outermost: a 421 carries the security headers too

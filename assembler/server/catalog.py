@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..errors import AssemblerError, SessionFileError
 from ..formats import Format
@@ -158,7 +158,7 @@ class FileMeta:
                 loader.feed(piece)
                 self._counted()
             if loader.needs_path or named_database(self.path, loader):
-                self._read_database()
+                self._read_database(stream)
             elif not appends(loader):
                 self._finish()
             else:
@@ -197,15 +197,11 @@ class FileMeta:
             return
         self.main.take(result)
 
-    def _read_database(self) -> None:
-        from ..store.sqlite import StoreError, read_sqlite
+    def _read_database(self, stream: BinaryIO) -> None:
+        from .database import read_served_database
 
-        try:
-            result = read_sqlite(self.path)
-        except StoreError as exc:
-            self.main.error = SessionFileError(str(exc))
-            return
-        self.main.take(result)
+        # through the checked descriptor
+        self.main.take(read_served_database(self.path, self.root, stream, max_line_bytes=self.max_line_bytes))
 
 
 class Catalog:

@@ -1,7 +1,9 @@
 """Security headers: the viewer's Content-Security-Policy and the middleware that sends it, with ``nosniff``, on
 every response.
 
-Rules: the header CSP is the one the served ``index.html`` declares (so header and page never disagree), else ``CSP``.
+Rules: the header CSP is the one the served ``index.html`` declares (so header and page never disagree), else ``CSP``,
+plus ``frame-ancestors 'none'`` (a ``<meta>`` CSP cannot say it) and ``X-Frame-Options: DENY`` for older browsers:
+no other page, a ``data:`` page included, can frame the viewer or the API (issue 23 item 11).
 """
 
 from __future__ import annotations
@@ -34,10 +36,13 @@ def viewer_csp(static_dir: Path) -> str:
 
 
 class SecurityHeaders:
-    """Adds the CSP and ``nosniff`` to every response."""
+    """Adds the CSP (with ``frame-ancestors 'none'``), ``nosniff`` and ``X-Frame-Options: DENY`` to every
+    response."""
 
     def __init__(self, app: Any, csp: str = CSP) -> None:
         self.app = app
+        if "frame-ancestors" not in csp:
+            csp = f"{csp.rstrip('; ')}; frame-ancestors 'none'"
         self.csp = csp.encode("ascii", "replace")
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
@@ -50,6 +55,7 @@ class SecurityHeaders:
                 headers = list(message.get("headers", []))
                 headers.append((b"content-security-policy", self.csp))
                 headers.append((b"x-content-type-options", b"nosniff"))
+                headers.append((b"x-frame-options", b"DENY"))
                 message["headers"] = headers
             await send(message)
 

@@ -10,12 +10,14 @@ the JSON error body, before any route runs. Names compare case-insensitively; a 
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Iterable, MutableMapping
 from typing import Any
 
 from ..records import encode
 
 __all__ = [
+    "check_allowed",
     "LOOPBACK_NAMES",
     "HostCheck",
     "is_loopback",
@@ -61,6 +63,26 @@ def _split(host: str) -> tuple[str, int | None] | None:
     return name, int(port_text)
 
 
+_HOST_NAME = re.compile(r"[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?|\[[0-9a-f:.]+\]")
+
+
+def check_allowed(allowed: Iterable[str]) -> list[tuple[str, int | None]]:
+    """The ``--allow-host`` entries as (name, port or None).
+
+    Raises:
+        ValueError: an entry is not ``NAME`` or ``NAME:PORT`` (a DNS name, an IPv4 or bracketed IPv6 address, a
+            port of 1-65535): checked when the app is made, so a bad one stops ``serve`` before it starts instead
+            of failing every request.
+    """
+    out = []
+    for entry in allowed:
+        parsed = _split(entry)
+        if parsed is None or not _HOST_NAME.fullmatch(parsed[0]) or not 0 < (parsed[1] or 1) <= 65535:
+            raise ValueError(f"not a host name or host:port: {entry!r}")
+        out.append(parsed)
+    return out
+
+
 class HostCheck:
     """ASGI middleware answering 421 to a request whose ``Host`` is not an allowed name for this server."""
 
@@ -71,11 +93,7 @@ class HostCheck:
             self.local.add(host_name(bound))
         self.any_port: set[str] = set()
         self.exact: set[tuple[str, int]] = set()
-        for entry in allowed:
-            parsed = _split(entry)
-            if parsed is None:
-                raise ValueError(f"not a host name or host:port: {entry!r}")
-            name, port = parsed
+        for name, port in check_allowed(allowed):
             if port is None:
                 self.any_port.add(name)
             else:

@@ -10,12 +10,15 @@ Memory and the event loop (issue 9 items 14, 15): the session list is built from
 (``catalog``), never from records; the parsed sessions pages come from are an LRU cache bounded by ``cache_bytes``
 of file bytes (a followed session is never evicted). An unknown id rescans the roots in a worker thread, at most
 once per ``RESCAN_INTERVAL`` seconds (a request waits for the next one), shared by the requests waiting for it.
+A file whose reading fails in a way no rule foresaw is listed as damaged with that error; the others are listed as
+usual.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import time
 from collections import OrderedDict
@@ -25,10 +28,13 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 
+from ..errors import SessionFileError
 from ..formats import SUFFIXES
 from ..logfile import DEFAULT_MAX_LINE_BYTES
 from .catalog import Catalog, FileMeta
 from .source import SessionSource
+
+log = logging.getLogger("assembler.server")  # one logger for the whole server package
 
 __all__ = [
     "SessionRegistry",
@@ -253,10 +259,19 @@ class SessionRegistry:
                     meta.refresh_sync()
                 except OSError:
                     continue
+                except Exception as exc:  # one file no reader rule foresaw: listed as damaged
+                    log.exception("cannot read %s", path)
+                    meta.main.error = SessionFileError(f"cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
                 out.append((sid, meta))
             return out
 
         return await asyncio.to_thread(refresh)
+
+    def close_followers(self) -> None:
+        """End every follow stream (the server is shutting down): each stream sends what it has and closes."""
+        for source in self.sources.values():
+            for follower in list(source.subscribers):
+                follower.close()
 
     def active_watchers(self) -> int:
         """Watcher tasks still running (0 when no one follows)."""

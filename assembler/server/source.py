@@ -26,11 +26,12 @@ from ..chunk_rows import expand_records, is_storage_row
 from ..errors import AssemblerError, SessionFileError
 from ..formats import Format
 from ..history import MessageIndex
-from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
+from ..logfile import DEFAULT_MAX_LINE_BYTES
 from ..records import StorageRecord, encode
 from ..store.loader import AnyLoader
 from .catalog import READ_PIECE, appends, describe_problem, named_database
 from .confine import open_in_root
+from .database import read_served_database
 from .identity import Identity, compare, identity_of
 from .listing import SessionFacts
 
@@ -183,7 +184,8 @@ class SessionSource:
             database = loader.needs_path or named_database(self.path, loader)
             if database or not appends(loader):
                 before = loader.result
-                result = _read_database(self.path) if database else loader.finish()
+                result = (read_served_database(self.path, self.root, stream, max_line_bytes=self.max_line_bytes)
+                          if database else loader.finish())
                 # A compressed log parsed as it was decompressed: only its tail is new here.
                 self._absorb(result.records[self._seen:] if result is before else result.records)
                 self.header, self.error, self.warnings = result.header, result.error, result.warnings
@@ -249,7 +251,15 @@ class SessionSource:
 
     async def _update_locked(self) -> None:
         had_error = self.error is not None
-        new, reset = await run_in_threadpool(self.refresh_sync)
+        try:
+            new, reset = await run_in_threadpool(self.refresh_sync)
+        except OSError:
+            raise
+        except Exception as exc:  # a file no reader rule foresaw: this session is damaged, not a 500
+            log.exception("cannot read %s", self.path)
+            self.error = self._loader.result.error = SessionFileError(
+                f"cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
+            new, reset = [], False
         if reset:
             # Rewritten in place: every follower is cut off; its EventSource reconnects and gets a fresh snapshot
             # of what the file holds now (the viewer's reconnect path), never the stale records.
@@ -325,14 +335,3 @@ class SessionSource:
                 follower.close()
             self.subscribers.clear()
 
-
-def _read_database(path: Path) -> LoadResult:
-    """A SQLite session read whole (``store.sqlite.read_sqlite``); a file that is not one is the source's error."""
-    from ..store.sqlite import StoreError, read_sqlite
-
-    try:
-        return read_sqlite(path)
-    except StoreError as exc:
-        result = LoadResult()
-        result.error = SessionFileError(str(exc))
-        return result

@@ -37,8 +37,9 @@ ProgressFn = Callable[[int, int], None]
 
 
 def read_session(path: str | os.PathLike[str], *, strict: bool = False, progress: ProgressFn | None = None,
-                 max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> LoadResult:
+                 max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, pack_deltas: bool = False) -> LoadResult:
     """Read a session log. Faults are reported in ``result.error`` with the line; nothing before them is lost.
+    ``pack_deltas``: runs of delta lines are held as rows (``read_stream``).
 
     Raises:
         OSError: the file cannot be opened.
@@ -46,7 +47,7 @@ def read_session(path: str | os.PathLike[str], *, strict: bool = False, progress
     p = os.fspath(path)
     with open(p, "rb", buffering=0) as raw:
         return read_stream(raw, source=p, compressed=zstd.is_zstd_path(p), strict=strict, progress=progress,
-                           max_line_bytes=max_line_bytes)
+                           max_line_bytes=max_line_bytes, pack_deltas=pack_deltas)
 
 
 def read_stream(raw: IO[bytes], *, source: str, compressed: bool, strict: bool = False,
@@ -93,15 +94,21 @@ def read_stream(raw: IO[bytes], *, source: str, compressed: bool, strict: bool =
     return result
 
 
-def write_jsonl(stream: IO[bytes], header: dict[str, Any], records: Iterable[Any], batch_size: int = 4096) -> None:
-    """Write the header line, then one compact JSON line per storage record, in batches (streams any iterable)."""
+def write_jsonl(stream: IO[bytes], header: dict[str, Any], records: Iterable[Any], batch_size: int = 4096,
+                batch_bytes: int = 1 << 20) -> None:
+    """Write the header line, then one compact JSON line per storage record, in batches of at most ``batch_size``
+    lines or about ``batch_bytes`` bytes (streams any iterable; a batch of big rows is never held whole)."""
     stream.write(encode(header) + b"\n")
     batch: list[bytes] = []
+    size = 0
     for record in records:
-        batch.append(encode(record))
-        if len(batch) >= batch_size:
+        line = encode(record)
+        batch.append(line)
+        size += len(line)
+        if len(batch) >= batch_size or size >= batch_bytes:
             stream.write(b"\n".join(batch) + b"\n")
             batch.clear()
+            size = 0
     if batch:
         stream.write(b"\n".join(batch) + b"\n")
 

@@ -62,6 +62,7 @@ class AnyLoader:
         self.result = LoadResult()
         self._head = bytearray()
         self._next_try = 0  # detect again once this many bytes are held
+        self._had_newline = False  # the held bytes hold a line end (the first line is complete)
         self._zstd: ZstdDecoder | None = None
         self._inner: Any = None  # LogLoader | LineLoader once a line format is known
         self._whole: bytearray | None = None  # a document or zip format: every byte, read at finish
@@ -106,7 +107,10 @@ class AnyLoader:
         """Add ``data`` to the bytes held for detection; once the format is decided (``_start``), the held bytes to
         parse. None while undecided (or refused). Detection runs again only when the held bytes have doubled."""
         self._head += data
-        if not complete and len(self._head) < self._next_try:
+        # A long first line that just ended is tried at once (a JSONL file), not only when the bytes held double.
+        first_line_done = not self._had_newline and self._head.find(b"\n", len(self._head) - len(data)) != -1
+        self._had_newline = self._had_newline or first_line_done
+        if not complete and len(self._head) < self._next_try and not first_line_done:
             return None
         self._next_try = max(PROBE_BYTES, 2 * len(self._head))
         try:

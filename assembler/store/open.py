@@ -72,26 +72,28 @@ def sniff(path: str | os.PathLike[str]) -> Format | None:
 
 
 def _loader(path: str | os.PathLike[str], *, strict: bool, progress: Callable[[int, int], None] | None,
-            max_line_bytes: int | None, key: str | None,
-            context: dict[str, Any] | None) -> tuple[AnyLoader, LoadResult]:
+            max_line_bytes: int | None, key: str | None, context: dict[str, Any] | None,
+            pack_deltas: bool = False) -> tuple[AnyLoader, LoadResult]:
     p = os.fspath(path)
-    loader = AnyLoader(p, strict=strict, max_line_bytes=max_line_bytes, key=key, context=context)
+    loader = AnyLoader(p, strict=strict, max_line_bytes=max_line_bytes, key=key, context=context,
+                       pack_deltas=pack_deltas)
     _read(p, loader, progress)
     if loader.needs_path:
-        return loader, read_sqlite(p)
+        return loader, read_sqlite(p, max_line_bytes=max_line_bytes)
     result = loader.finish()
     if loader.format is None and is_sqlite_path(p) and result.error is not None:
-        return loader, read_sqlite(p)  # not SQLite at all: its reader says so, naming the file
+        return loader, read_sqlite(p, max_line_bytes=max_line_bytes)  # not SQLite: its reader says so, naming it
     return loader, result
 
 
 def load_any(path: str | os.PathLike[str], *, strict: bool = False,
              progress: Callable[[int, int], None] | None = None,
              max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, key: str | None = None,
-             context: dict[str, Any] | None = None) -> LoadResult:
+             context: dict[str, Any] | None = None, pack_deltas: bool = False) -> LoadResult:
     """Load a session file of any format the table knows (for a file holding several sessions, the one named
     ``key``, else the first). Faults inside the log land in ``result.error``; a file of no known format is such a
-    fault, naming the formats tried.
+    fault, naming the formats tried. ``pack_deltas``: runs of delta lines of our own logs are held as rows (for a
+    reader that pages or folds, which repack anyway).
 
     Raises:
         OSError: the file cannot be opened or read.
@@ -99,7 +101,7 @@ def load_any(path: str | os.PathLike[str], *, strict: bool = False,
         SchemaVersionError: a SQLite database with another schema version.
     """
     return _loader(path, strict=strict, progress=progress, max_line_bytes=max_line_bytes, key=key,
-                   context=context)[1]
+                   context=context, pack_deltas=pack_deltas)[1]
 
 
 def load_sessions(path: str | os.PathLike[str], *, strict: bool = False,

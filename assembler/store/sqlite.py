@@ -29,26 +29,27 @@ sourceEventSeqs?, surfaceOp?``; rows ``type, seq0, time0, data``) in that order,
 has ``extra`` NULL and is rebuilt from the columns. Anything else (another key order, unknown envelope keys, a
 value the column cannot hold such as ``ignorable: "yes"`` or ``seq0: 5.0``) stores ``extra = {"keys": [the key
 order], "fields": {key: value the columns do not hold}}``. JSON texts are written by the same encoder as the JSONL
-store, so JSONL -> SQLite -> JSONL gives the same bytes. The mapping itself lives in ``sqlite_rows``.
+store, so JSONL -> SQLite -> JSONL gives the same bytes. The mapping itself, and the reading of rows with the JSONL
+reader's verdicts, live in ``sqlite_rows``; the file check in ``sqlite_file``. This module is the store (schema,
+opening by path or from bytes, reads, appends, atomic writes): one concept, a little over 400 lines.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import struct
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final
 
 import msgspec
 
 from ..chunk_rows import pack_chunk_runs
-from ..errors import AssemblerError, ChunkRowError, DiscontinuityError, SessionFileError
-from ..jsontext import NestingError, decode_json
-from ..logfile import LoadResult
+from ..errors import AssemblerError, DiscontinuityError
+from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
 from ..records import encode
 from .atomic import atomic_path
-from .sqlite_rows import BadRow, checked_record, record_row, row_record
+from .sqlite_file import BadFile, check_file, check_head
+from .sqlite_rows import SqlText, load_rows, record_row, session_header
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -56,14 +57,15 @@ __all__ = [
     "SchemaVersionError",
     "SqliteSessionStore",
     "read_sqlite",
+    "read_sqlite_image",
     "write_sqlite",
     "is_sqlite_path",
+    "side_files",
 ]
 
 SCHEMA_VERSION: Final = 4
 """``PRAGMA user_version`` of the merged layout (surface columns); any other value is rejected."""
 
-_MAGIC = b"SQLite format 3\x00"
 _COLUMNS = ("seq0", "kind", "type", "time", "data", "source_event_seqs", "surface_op", "ignorable", "members",
             "extra")
 _SCHEMA = """
@@ -83,6 +85,10 @@ CREATE TABLE events (
 """
 _INSERT = f"INSERT INTO events ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
 _SELECT = f"SELECT {', '.join(_COLUMNS)} FROM events ORDER BY seq0"
+_CAPPED = ("type", "data", "source_event_seqs", "surface_op", "extra")
+_SELECT_CAPPED = "SELECT {}, CASE {} END FROM events ORDER BY seq0".format(
+    ", ".join(f"CASE WHEN length({c}) > :cap THEN NULL ELSE {c} END" if c in _CAPPED else c for c in _COLUMNS),
+    " ".join(f"WHEN length({c}) > :cap THEN '{c}'" for c in _CAPPED))
 _decode = msgspec.json.Decoder().decode
 _SIBLINGS = ("-wal", "-shm", "-journal")
 
@@ -119,37 +125,13 @@ def is_sqlite_path(path: Any) -> bool:
     return str(path).lower().endswith((".sqlite", ".sqlite3", ".db"))
 
 
+def side_files(path: Any) -> tuple[str, ...]:
+    """The suffixes of the files SQLite makes beside a database written at ``path`` (none for another format)."""
+    return _SIBLINGS if is_sqlite_path(path) else ()
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Opening
-
-
-def _check_file(path: str) -> None:
-    """Reject what is not a complete SQLite file before sqlite3 sees it."""
-    try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as f:
-            head = f.read(100)
-    except FileNotFoundError:
-        raise StoreError(path, "no such file") from None
-    except OSError as exc:
-        raise StoreError(path, f"cannot read: {exc.strerror or exc}") from None
-    if size == 0:
-        raise StoreError(path, "empty file, not a SQLite session database")
-    if len(head) < len(_MAGIC):
-        if _MAGIC.startswith(head):
-            raise StoreError(path, f"truncated SQLite file ({size} bytes)")
-        raise StoreError(path, "not a SQLite database (bad file header)")
-    if head[: len(_MAGIC)] != _MAGIC:
-        raise StoreError(path, "not a SQLite database (bad file header)")
-    if len(head) < 100:
-        raise StoreError(path, f"truncated SQLite file ({size} bytes, the header alone is 100)")
-    page_size = struct.unpack(">H", head[16:18])[0]
-    page_size = 65536 if page_size == 1 else page_size
-    change_counter, page_count = struct.unpack(">II", head[24:32])
-    valid_for = struct.unpack(">I", head[92:96])[0]
-    if page_count and valid_for == change_counter and size < page_size * page_count:
-        raise StoreError(path, f"truncated SQLite file: {size} bytes, its header says {page_count} pages of "
-                               f"{page_size} bytes ({page_size * page_count})")
 
 
 def _connect(path: str, *, write: bool) -> sqlite3.Connection:
@@ -239,8 +221,40 @@ class SqliteSessionStore:
             SchemaVersionError: ``user_version`` is not ``SCHEMA_VERSION``.
         """
         p = os.fspath(path)
-        _check_file(p)
-        conn = _connect(p, write=write)
+        try:
+            check_file(p)
+        except BadFile as exc:
+            raise StoreError(p, str(exc)) from None
+        return cls._opened(p, _connect(p, write=write), write=write)
+
+    @classmethod
+    def open_image(cls, name: str, image: bytearray) -> SqliteSessionStore:
+        """Open a session database from its bytes, read-only: an in-memory copy (``sqlite3`` ``deserialize``), so
+        nothing is looked up by path again (the server reads a database this way from the descriptor it checked,
+        ``server.database``). ``name`` is what errors name. A write-ahead-log database's header is marked as a
+        rollback one in the copy (SQLite cannot open a WAL image in memory); the content is the same. ``image`` is
+        changed (that header) and may be dropped afterwards: SQLite keeps its own copy.
+
+        Raises:
+            StoreError, SchemaVersionError: as ``open``.
+        """
+        try:
+            check_head(image, len(image))
+        except BadFile as exc:
+            raise StoreError(name, str(exc)) from None
+        if image[18:20] == b"\x02\x02":
+            image[18:20] = b"\x01\x01"
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        try:
+            conn.deserialize(image)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise _wrap(name, exc) from None
+        return cls._opened(name, conn, write=False)
+
+    @classmethod
+    def _opened(cls, p: str, conn: sqlite3.Connection, *, write: bool) -> SqliteSessionStore:
+        """Check that ``conn`` holds a session database of this schema and read its header."""
         try:
             found = conn.execute("PRAGMA user_version").fetchone()[0]
             if found != SCHEMA_VERSION:
@@ -252,16 +266,14 @@ class SqliteSessionStore:
             cols = [r[1] for r in conn.execute("PRAGMA table_info(events)")]
             if tuple(cols) != _COLUMNS:
                 raise StoreError(p, f"events table has columns {cols}, expected {list(_COLUMNS)}")
-            rows = conn.execute("SELECT header FROM session").fetchall()
+            conn.text_factory = SqlText  # the header's bytes as stored: SQLite does not check UTF-8
+            try:
+                rows = conn.execute("SELECT header FROM session").fetchall()
+            finally:
+                conn.text_factory = str
             if len(rows) != 1:
                 raise StoreError(p, f"expected one session header row, found {len(rows)}")
-            try:
-                text = rows[0][0]
-                header = decode_json(text.encode("utf-8", "surrogatepass") if type(text) is str else text, _decode)
-            except NestingError as exc:
-                raise StoreError(p, f"session header: {exc}") from None
-            if type(header) is not dict:
-                raise StoreError(p, "session header is not a JSON object")
+            header = session_header(rows[0][0], StoreError, p)
             if write:
                 conn.execute("PRAGMA journal_mode=WAL")
         except StoreError:
@@ -288,64 +300,55 @@ class SqliteSessionStore:
             raise _wrap(self.path, exc) from None
         return 0 if row is None else int(row[0])
 
-    def iter_rows(self) -> Iterator[tuple[Any, ...]]:
-        """The ``events`` table's rows in seq order, as stored (streamed, never fetched whole).
+    def iter_rows(self, max_line_bytes: int | None = None) -> Iterator[tuple[Any, ...]]:
+        """The ``events`` table's rows in seq order, as stored (streamed, never fetched whole), text as ``SqlText``
+        (``sqlite_rows``). With ``max_line_bytes``, a JSON or type column longer than that (in characters, which
+        SQLite counts without handing the value over) comes as NULL and an 11th column names it.
 
         Raises:
             StoreError: the database is corrupt (a page cannot be read).
         """
+        conn = self._conn
+        factory = conn.text_factory
+        conn.text_factory = SqlText
         try:
-            yield from self._conn.execute(_SELECT)
+            if max_line_bytes is None:
+                yield from conn.execute(_SELECT)
+            else:
+                yield from conn.execute(_SELECT_CAPPED, {"cap": max_line_bytes})
         except sqlite3.Error as exc:
             raise _wrap(self.path, exc) from None
+        finally:
+            conn.text_factory = factory
 
-    def iter_records(self) -> Iterator[dict[str, Any]]:
-        """Storage records in seq order, rows kept packed.
+    def _stray_seq0(self) -> tuple[float, Any] | None:
+        """The first row (in seq order) whose ``seq0`` is text or a blob, as ``(SQLite's number for it, value)``; a
+        crafted table can hold one where ``seq0`` is not the rowid. None when there is none."""
+        pk = [(r[2], r[5]) for r in self._conn.execute("PRAGMA table_info(events)") if r[1] == "seq0"]
+        if pk and pk[0][0].upper() == "INTEGER" and pk[0][1] == 1:
+            return None  # the rowid: always an integer
+        factory = self._conn.text_factory
+        self._conn.text_factory = SqlText
+        try:
+            row = self._conn.execute("SELECT CAST(seq0 AS REAL), seq0 FROM events WHERE typeof(seq0) IN "
+                                     "('text', 'blob') ORDER BY CAST(seq0 AS REAL) LIMIT 1").fetchone()
+        except sqlite3.Error as exc:
+            raise _wrap(self.path, exc) from None
+        finally:
+            self._conn.text_factory = factory
+        return None if row is None else (row[0], row[1])
 
-        Raises:
-            StoreError: the database is corrupt, or a table row cannot be rebuilt (``row N: ...``).
-        """
-        for n, row in enumerate(self.iter_rows(), 1):
-            try:
-                yield row_record(row)
-            except BadRow as exc:
-                raise StoreError(self.path, f"row {n}: {exc}") from None
-
-    def load(self) -> LoadResult:
-        """Everything as a ``LoadResult`` (as the JSONL reader gives). A table row that cannot be rebuilt or breaks
-        the JSONL reader's rules, or a seq gap, stops it there with ``row N: ...`` (N counts rows in seq order);
-        every record before it is kept.
+    def load(self, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> LoadResult:
+        """Everything as a ``LoadResult``, with the verdict the JSONL reader gives the same records
+        (``sqlite_rows.load_rows``): a table row that cannot be rebuilt or breaks the JSONL reader's rules, or a
+        seq gap, stops it there with ``row N: ...`` (N counts rows in seq order); every record before it is kept.
+        ``max_line_bytes``: a column longer than that is such a fault (the line cap of a JSONL file).
 
         Raises:
             StoreError: the database is corrupt (a page cannot be read).
         """
-        result = LoadResult(header=self.header)
-        expected = 0
-        for n, row in enumerate(self.iter_rows(), 1):
-            where = f"row {n} (seq0 {row[0]})" if type(row[0]) is int else f"row {n}"
-            try:
-                record = checked_record(row_record(row), row[8])  # a row becomes its Struct here
-            except BadRow as exc:
-                result.error = SessionFileError(f"{where}: {exc}")
-                break
-            except ChunkRowError as exc:
-                result.error = ChunkRowError(f"{where}: {exc.message}")
-                break
-            if isinstance(record, dict):
-                seq, count = record["seq"], 1
-            else:
-                seq, count = record.seq, record.members
-                result.row_count += 1
-                result.row_members += count
-            if seq != expected:
-                result.error = SessionFileError(
-                    f"{where}: seq {seq} does not continue the log (expected seq {expected})", seq=seq)
-                break
-            result.records.append(record)
-            result.event_count += count
-            expected = seq + count
-        result.lines = len(result.records) + 1
-        return result
+        return load_rows(self.iter_rows(max_line_bytes), self.header, stray=self._stray_seq0(),
+                         max_line_bytes=max_line_bytes)
 
     # -- writes -----------------------------------------------------------------------------------------------
 
@@ -405,15 +408,28 @@ class SqliteSessionStore:
         self.close()
 
 
-def read_sqlite(path: str | os.PathLike[str]) -> LoadResult:
-    """Read a whole session database (records packed, as ``read_session`` gives for JSONL).
+def read_sqlite(path: str | os.PathLike[str], *,
+                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> LoadResult:
+    """Read a whole session database (records packed, as ``read_session`` gives for JSONL); a column longer than
+    ``max_line_bytes`` is a fault like a longer line.
 
     Raises:
         StoreError: the file is missing, not SQLite, truncated, corrupt, or not a session database.
         SchemaVersionError: its ``user_version`` is not ``SCHEMA_VERSION``.
     """
     with SqliteSessionStore.open(path) as store:
-        return store.load()
+        return store.load(max_line_bytes)
+
+
+def read_sqlite_image(name: str, image: bytearray, *,
+                      max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> LoadResult:
+    """``read_sqlite`` of a database's bytes (``SqliteSessionStore.open_image``); ``name`` is what errors name.
+
+    Raises:
+        as ``read_sqlite``.
+    """
+    with SqliteSessionStore.open_image(name, image) as store:
+        return store.load(max_line_bytes)
 
 
 def write_sqlite(path: str | os.PathLike[str], header: dict[str, Any], records: Iterable[Any], *,

@@ -1,27 +1,35 @@
 """The SQLite store's mapping between a storage record and an ``events`` table row (``store.sqlite`` has the
-schema and the rules of the lossless layout).
+schema and the rules of the lossless layout), and the reading of table rows into a ``LoadResult``.
 
 Rules: ``record_row`` stores any record losslessly (what the columns cannot hold goes to ``extra``);
-``row_record`` rebuilds it and ``checked_record`` applies the JSONL reader's rules (a row becomes its Struct of
-``records``, validated by the same schema as a JSONL line), both raising ``BadRow`` or ``ChunkRowError`` with the
-column or field at fault, so a crafted or damaged database is an error naming its row, never a KeyError.
+``row_record`` rebuilds it, raising ``BadRow`` with the column at fault; ``load_rows`` then applies exactly the
+JSONL reader's rules to the rebuilt record (``logfile.check_record``: a row becomes its Struct of ``records``, an
+event's envelope is checked, as for a line), so a database and the JSONL file holding the same records get the same
+verdict (issue 23 item 4), and a crafted or damaged database is ``row N: ...`` naming its row, never a traceback.
+Text columns arrive as ``SqlText`` (bytes: SQLite does not check UTF-8, so invalid UTF-8 is this row's error, not a
+``sqlite3`` one for the whole read) and blobs as ``bytes``. A column longer than the line cap is refused unread.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
 
-from ..chunk_rows import is_storage_row, storage_row
+from ..chunk_rows import is_storage_row
+from ..errors import RecordDecodeError, SessionFileError
 from ..jsontext import NestingError, decode_json, has_surrogate
-from ..records import ROW_TYPES, StorageRecord, encode, is_safe_integer
+from ..logfile import LoadResult, check_record
+from ..records import ROW_TYPES, encode
 
-__all__ = ["BadRow", "record_row", "row_record", "checked_record"]
+__all__ = ["BadRow", "SqlText", "record_row", "row_record", "load_rows", "session_header"]
 
 _EVENT_ORDER = ("type", "seq", "time", "data", "ignorable", "sourceEventSeqs", "surfaceOp")
 _ROW_ORDER = ("type", "seq0", "time0", "data")
 _decode = msgspec.json.Decoder().decode
+_COLUMN_NAMES = ("seq0", "kind", "type", "time", "data", "source_event_seqs", "surface_op", "ignorable", "members",
+                 "extra")
 
 
 def _text(value: Any) -> str:
@@ -85,41 +93,64 @@ class BadRow(Exception):
     """A table row the columns cannot rebuild into a storage record (a crafted or damaged database)."""
 
 
+class SqlText(bytes):
+    """A TEXT value as SQLite stores it (the connection's ``text_factory`` while rows are read): its UTF-8 bytes,
+    told apart from a BLOB's ``bytes``."""
+
+
+def _sql_type(value: Any) -> str:
+    return {type(None): "NULL", int: "an integer", float: "a real", SqlText: "text", bytes: "a blob"}.get(
+        type(value), type(value).__name__)
+
+
+def _shown(value: Any) -> str:
+    if type(value) is SqlText:
+        value = value.decode("utf-8", "replace")
+    elif type(value) is bytes:
+        value = bytes(value)
+    return repr(value)[:80]
+
+
 def _json_column(name: str, text: Any) -> Any:
-    if type(text) is not str:
+    if type(text) is not SqlText:
         raise BadRow(f"column {name} must be JSON text or NULL, got {_sql_type(text)}")
     try:
-        return decode_json(text.encode("utf-8", "surrogatepass"), _decode)
+        return decode_json(bytes(text), _decode)
     except msgspec.DecodeError as exc:
-        raise BadRow(f"column {name} is not valid JSON ({exc})") from None
+        reason = "invalid UTF-8" if "UTF-8" in str(exc) else f"not valid JSON ({exc})"
+        raise BadRow(f"column {name} is {reason}") from None
     except NestingError as exc:
         raise BadRow(f"column {name}: {exc}") from None
 
 
-def _sql_type(value: Any) -> str:
-    return {type(None): "NULL", int: "an integer", float: "a real", str: "text", bytes: "a blob"}.get(
-        type(value), type(value).__name__)
+def _text_column(name: str, value: Any) -> str:
+    if type(value) is not SqlText:
+        raise BadRow(f"column {name} must be text, got {_sql_type(value)}")
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRow(f"column {name} is invalid UTF-8 ({_shown(value)})") from None
 
 
 def row_record(row: tuple[Any, ...]) -> dict[str, Any]:
     """Rebuild a storage record from its table row; raises ``BadRow`` saying which column is wrong."""
-    seq0, kind, rtype, time, data, ses, sop, ign, members, extra = row
+    seq0, kind, rtype, time, data, ses, sop, ign, members, extra = row[:10]
     if type(seq0) is not int:
-        raise BadRow(f"column seq0 must be an integer, got {_sql_type(seq0)}")
-    if kind not in ("event", "row"):
-        raise BadRow(f"column kind must be 'event' or 'row', got {kind!r}")
-    if type(rtype) is not str:
-        raise BadRow(f"column type must be text, got {_sql_type(rtype)}")
-    is_row = kind == "row"
+        raise BadRow(f"column seq0 must be an integer, got {_sql_type(seq0)} {_shown(seq0)}")
+    if type(kind) is not SqlText or kind not in (b"event", b"row"):
+        raise BadRow(f"column kind must be 'event' or 'row', got {_sql_type(kind)} {_shown(kind)}")
+    rtype = _text_column("type", rtype)
+    is_row = kind == b"row"
     if is_row != (rtype in ROW_TYPES):
         what = "is not a chunk-row tag" if is_row else "is a chunk-row tag"
-        raise BadRow(f"kind {kind!r} and type {rtype!r} disagree (the type {what})")
+        raise BadRow(f"kind {kind.decode()!r} and type {rtype!r} disagree (the type {what})")
     if time is not None and type(time) is not int:
         raise BadRow(f"column time must be an integer or NULL, got {_sql_type(time)}")
-    if ign is not None and ign not in (0, 1):
-        raise BadRow(f"column ignorable must be 0, 1 or NULL, got {ign!r}")
+    if ign is not None and (type(ign) is not int or ign not in (0, 1)):
+        raise BadRow(f"column ignorable must be 0, 1 or NULL, got {_sql_type(ign)} {_shown(ign)}")
     if type(members) is not int or members < 1 or (not is_row and members != 1):
-        raise BadRow(f"column members must be {'>= 1' if is_row else '1 for an event'}, got {members!r}")
+        raise BadRow(f"column members must be {'>= 1' if is_row else '1 for an event'}, got {_sql_type(members)} "
+                     f"{_shown(members)}")
     seq_key, time_key = ("seq0", "time0") if is_row else ("seq", "time")
     columns: dict[str, Any] = {"type": rtype, seq_key: seq0}
     if time is not None:
@@ -150,16 +181,83 @@ def row_record(row: tuple[Any, ...]) -> dict[str, Any]:
     return record
 
 
-def checked_record(record: dict[str, Any], members: int) -> StorageRecord:
-    """The rules the JSONL reader applies to a record (PROTOCOL 2.3), for a rebuilt one: a row comes back as its
-    Struct (``ChunkRowError`` names the field), an event as it is."""
-    if record.get("type") in ROW_TYPES:
-        row = storage_row(record)
-        if row.members != members:
-            raise BadRow(f"column members says {members} but the row holds {row.members} deltas")
-        return row
-    for key in ("seq", "time"):  # as for a row's seq0/time0: a JS safe integer (an integral float is one)
-        value = record.get(key)
-        if not is_safe_integer(value):
-            raise BadRow(f"{key} must be a safe integer, got {value!r}")
-    return record
+def session_header(text: Any, error: Callable[[str, str], Exception], path: str) -> dict[str, Any]:
+    """The ``session.header`` column (read as ``SqlText``) as the JSONL reader takes a header line: a JSON object of
+    type ``session``.
+
+    Raises:
+        ``error(path, reason)`` (the store's ``StoreError``): anything else (NULL, not text, not JSON, too deep,
+            another object).
+    """
+    if type(text) is not SqlText:
+        kind = "NULL" if text is None else "a blob" if type(text) is bytes else type(text).__name__
+        raise error(path, f"session header must be JSON text, got {kind}")
+    try:
+        header = decode_json(bytes(text), _decode)
+    except NestingError as exc:
+        raise error(path, f"session header: {exc}") from None
+    except msgspec.DecodeError as exc:
+        reason = "invalid UTF-8" if "UTF-8" in str(exc) else f"bad header JSON: {exc}"
+        raise error(path, f"session header: {reason}") from None
+    if type(header) is not dict:
+        raise error(path, "session header is not a JSON object")
+    if header.get("type") != "session":
+        raise error(path, f"session header: not a session header (type {header.get('type')!r}, expected "
+                               "'session')"[:300])
+    return header
+
+
+def load_rows(rows: Iterable[tuple[Any, ...]], header: dict[str, Any], *, stray: tuple[float, Any] | None = None,
+              max_line_bytes: int | None = None) -> LoadResult:
+    """The table's ``rows`` in seq order (``SqliteSessionStore.iter_rows``) as a ``LoadResult``, as the JSONL reader
+    gives for the same records: each rebuilt (``row_record``), then checked by the JSONL reader's own rules
+    (``logfile.check_record``), then required to continue the log. The first fault stops it with ``row N: ...``
+    (N counts rows in seq order), every record before it kept. ``stray``: ``(where, value)`` of the first row whose
+    ``seq0`` is text or a blob (SQLite sorts those after every number), ``where`` its place in seq order (SQLite's
+    number for it); it is the fault there. A row whose 11th column names a column is refused as longer than
+    ``max_line_bytes`` (``iter_rows`` leaves such a column unread), and so is a text longer than that.
+    """
+    result = LoadResult(header=header)
+    expected, n = 0, 0
+    for n, row in enumerate(rows, 1):
+        seq0 = row[0]
+        if stray is not None and (type(seq0) is not int or seq0 > stray[0]):
+            break
+        where = f"row {n} (seq0 {seq0})" if type(seq0) is int else f"row {n}"
+        try:
+            if max_line_bytes is not None:
+                long = bytes(row[10]).decode() if len(row) > 10 and row[10] is not None else None
+                if long is None:  # SQLite counted characters: the bytes decide
+                    long = next((name for name, v in zip(_COLUMN_NAMES, row, strict=False)
+                                 if type(v) is SqlText and len(v) > max_line_bytes), None)
+                if long is not None:
+                    raise BadRow(f"column {long} is longer than {max_line_bytes} bytes")
+            record = check_record(row_record(row), expected)  # a row becomes its Struct here
+            count = 1 if type(record) is dict else record.members  # type: ignore[union-attr]
+            if count != row[8]:
+                raise BadRow(f"column members says {row[8]} but the row holds {count} deltas")
+        except BadRow as exc:
+            result.error = SessionFileError(f"{where}: {exc}")
+            break
+        except RecordDecodeError as exc:
+            result.error = type(exc)(f"{where}: {exc.message}")  # starts with the row: the message names its seq0
+            break
+        seq = record["seq"] if type(record) is dict else record.seq  # type: ignore[union-attr]
+        if seq != expected:
+            result.error = SessionFileError(f"{where}: seq {seq} does not continue the log (expected seq {expected})",
+                                            seq=seq)
+            break
+        if type(record) is not dict:
+            result.row_count += 1
+            result.row_members += count
+        result.records.append(record)
+        result.event_count += count
+        expected = seq + count
+    else:
+        n += 1
+    if stray is not None and result.error is None:
+        value = stray[1]
+        result.error = SessionFileError(f"row {n}: column seq0 must be an integer, got {_sql_type(value)} "
+                                        f"{_shown(value)}")
+    result.lines = len(result.records) + 1
+    return result

@@ -253,7 +253,7 @@ def test_static_viewer_with_csp(tmp_path: Path, root: Path) -> None:
     client = TestClient(create_app([root], static_dir=site), raise_server_exceptions=False, base_url=LOCAL)
     response = client.get("/")
     assert response.status_code == 200 and "<title>v</title>" in response.text
-    assert response.headers["content-security-policy"] == CSP
+    assert response.headers["content-security-policy"] == f"{CSP}; frame-ancestors 'none'"  # header-only directive
     assert client.get("/api/sessions/alpha/page").status_code == 200
     missing = client.get("/nope.js")
     assert missing.status_code == 404
@@ -266,8 +266,8 @@ def test_served_build_csp_wins(tmp_path: Path, root: Path) -> None:
     policy = "default-src 'self'; worker-src 'self'"
     (site / "index.html").write_text(f'<meta http-equiv="Content-Security-Policy"\n  content="{policy}">')
     client = TestClient(create_app([root], static_dir=site), raise_server_exceptions=False, base_url=LOCAL)
-    assert client.get("/").headers["content-security-policy"] == policy
-    assert client.get("/api/sessions").headers["content-security-policy"] == policy
+    assert client.get("/").headers["content-security-policy"] == f"{policy}; frame-ancestors 'none'"
+    assert client.get("/api/sessions").headers["content-security-policy"] == f"{policy}; frame-ancestors 'none'"
 
 
 def test_csp_matches_the_viewer_page() -> None:

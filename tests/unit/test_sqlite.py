@@ -57,8 +57,8 @@ def odd_records(start: int) -> list[dict[str, Any]]:
          "sourceEventSeqs": [0]},
         {"seq": s + 1, "type": "x/y", "time": 5, "data": None},
         {"type": "x/z", "seq": s + 2, "time": 5},
-        {"type": "x/w", "seq": s + 3, "time": 5, "data": {}, "ignorable": False, "future": {"k": [1, 2.5]}},
-        {"type": "x/v", "seq": s + 4, "time": 5, "data": {}, "ignorable": "yes"},
+        {"type": "x/w", "seq": s + 3, "time": 5, "data": {}, "future": {"k": [1, 2.5]}, "ignorable": True},
+        {"type": "x/v", "seq": s + 4, "time": 5, "data": {}, "sourceEventSeqs": [1.0]},
         {"type": "x/u", "seq": s + 5, "time": 5.0, "data": 1.0, "ignorable": True},
         {"type": "text-chunks", "seq0": s + 6, "time0": 9, "data": {"turn": 1, "step": 1, "index": 0, "dt": [1, -2],
                                                                    "texts": ["a", "", "c"]}},
@@ -87,6 +87,27 @@ def test_round_trip_is_byte_exact_including_key_order_and_unknown_keys(tmp_path:
     assert jsonl_bytes(result.header or {}, result.records) == jsonl_bytes(HEADER, records)
     assert result.event_count == records[-1]["seq0"] + 3
     assert result.row_count == 3
+
+
+@pytest.mark.parametrize(("odd", "message"), [
+    ({"ignorable": False}, "field 'ignorable' must be true when present, got False"),
+    ({"ignorable": "yes"}, "field 'ignorable' must be true when present, got 'yes'"),
+    ({"sourceEventSeqs": "x"}, "field 'sourceEventSeqs' must be a list of safe integers >= 0, got 'x'"),
+    ({"time": 5.5}, "time must be a safe integer, got 5.5"),
+    ({"type": "chunkrow/text"}, "unknown row type 'chunkrow/text'"),
+])
+def test_a_record_the_jsonl_reader_refuses_is_stored_but_refused_alike(tmp_path: Path, odd: dict[str, Any],
+                                                                      message: str) -> None:
+    """Issue 23 item 4: the store keeps any record (lossless), and its reader gives the JSONL reader's verdict."""
+    records = [*pack_chunk_runs(sample_events())]
+    bad = {"type": "x/w", "seq": records[-1]["seq"] + 1, "time": 5, "data": {}, **odd}
+    write_sqlite(tmp_path / "s.sqlite", HEADER, [*records, bad])
+    (tmp_path / "s.jsonl").write_bytes(jsonl_bytes(HEADER, [*records, bad]))
+    from_db, from_jsonl = read_sqlite(tmp_path / "s.sqlite"), load_any(tmp_path / "s.jsonl")
+    assert from_jsonl.error is not None and message in from_jsonl.error.message
+    assert from_db.error is not None and from_db.error.message == f"row 5 (seq0 {bad['seq']}): " + \
+        from_jsonl.error.message
+    assert jsonl_bytes(HEADER, from_db.records) == jsonl_bytes(HEADER, from_jsonl.records)
 
 
 def test_packed_rows_stay_one_table_row(tmp_path: Path) -> None:

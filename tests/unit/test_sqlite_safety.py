@@ -172,7 +172,6 @@ CRAFTED = {
     "null-seq0": ((None, "event", "x/e", 102, "{}", None, None, None, 1, None), "column seq0 must be an integer"),
     "null-members": ((2, "event", "x/e", 102, "{}", None, None, None, None, None), "column members must be"),
     "text-time": ((2, "event", "x/e", "noon", "{}", None, None, None, 1, None), "column time must be an integer"),
-    "null-time": ((2, "event", "x/e", None, "{}", None, None, None, 1, None), "time must be a safe integer"),
     "non-json-data": ((2, "event", "x/e", 102, "{not json", None, None, None, 1, None),
                       "column data is not valid JSON"),
     "blob-data": ((2, "event", "x/e", 102, b"\x00\x01", None, None, None, 1, None),
@@ -189,6 +188,14 @@ CRAFTED = {
                                   "names the key 'ghost'"),
     "ignorable-not-a-flag": ((2, "event", "x/e", 102, "{}", None, None, 7, 1, None), "column ignorable must be"),
 }
+
+
+def test_a_null_time_is_a_record_without_time_rebuilt_as_the_jsonl_reader_rebuilds_it(tmp_path: Path) -> None:
+    """Issue 23 item 4: the rebuilt record gets the JSONL reader's rules, and a line without ``time`` gets time 0."""
+    path = tmp_path / "crafted.sqlite"
+    crafted(path, [good(0), good(1), (2, "event", "x/e", None, "{}", None, None, None, 1, None), good(3)])
+    result = read_sqlite(path)
+    assert result.ok and result.records[2] == {"type": "x/e", "seq": 2, "time": 0, "data": {}}
 
 
 @pytest.mark.parametrize("case", sorted(CRAFTED))
