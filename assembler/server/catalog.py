@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AssemblerError, SessionFileError
+from ..facts import SessionMeta, describe_problem
 from ..formats import Format
-from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
+from ..logfile import DEFAULT_MAX_LINE_BYTES
 from ..store.loader import AnyLoader
 from ..store.sqlite import is_sqlite_path
 from .confine import open_in_root
@@ -32,15 +33,6 @@ READ_PIECE = 1 << 20
 """Bytes read from a file at a time (a zstd file: compressed bytes)."""
 
 
-def describe_problem(error: Exception | None, header: Any) -> str | None:
-    """The fault that stopped a session file's parse (with its line), or a missing header, as text; None when sound."""
-    if error is not None:
-        return str(error)
-    if header is None:
-        return str(SessionFileError("no session header", line=1))
-    return None
-
-
 def appends(loader: AnyLoader) -> bool:
     """The file is read on from where it stopped when it grows (a plain line format); otherwise it is read again
     whole when it changes (compressed, SQLite, a document or zip format, or a format not known yet)."""
@@ -51,36 +43,6 @@ def appends(loader: AnyLoader) -> bool:
 def named_database(path: Path, loader: AnyLoader) -> bool:
     """A file named as a database whose content is of no known format: SQLite's reader says what it is instead."""
     return loader.format is None and loader.result.error is not None and is_sqlite_path(path)
-
-
-class SessionMeta:
-    """What the list shows of one session of a file."""
-
-    def __init__(self, key: str = "", label: str | None = None) -> None:
-        self.key = key
-        self.label = label
-        self.header: dict[str, Any] | None = None
-        self.facts = SessionFacts()
-        self.subagent_label: str | None = None
-        self.event_count = 0
-        self.error: AssemblerError | None = None
-
-    @property
-    def problem(self) -> str | None:
-        return describe_problem(self.error, self.header)
-
-    def note(self, records: Iterable[Any]) -> None:
-        for record in records:
-            self.facts.absorb((record,))
-            if type(record) is dict and record.get("type") == "subagent/descriptor":
-                data = record.get("data")
-                if type(data) is dict and type(data.get("label")) is str:
-                    self.subagent_label = data["label"]
-
-    def take(self, result: LoadResult) -> None:
-        """A session read whole: its header, count, fault and facts."""
-        self.header, self.error, self.event_count = result.header, result.error, result.event_count
-        self.note(result.records)
 
 
 class FileMeta:

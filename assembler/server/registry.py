@@ -15,7 +15,6 @@ once per ``RESCAN_INTERVAL`` seconds (a request waits for the next one), shared 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 from collections import OrderedDict
@@ -26,6 +25,7 @@ from typing import Any
 from starlette.exceptions import HTTPException
 
 from ..formats import SUFFIXES
+from ..interop.claude_layout import SIDECAR, SIDECAR_MAX, layout_context, sidecar_of
 from ..logfile import DEFAULT_MAX_LINE_BYTES
 from .catalog import Catalog, FileMeta
 from .source import SessionSource
@@ -43,25 +43,22 @@ DEFAULT_CACHE_BYTES = 64 << 20
 """File bytes of parsed sessions kept for pages (``serve --cache MB``)."""
 
 _SUFFIXES = tuple(sorted(SUFFIXES, key=len, reverse=True))  # the table's suffixes, longest first
-_SIDECAR = ".meta.json"  # a Claude Code subagent's description: given to its session's reader, never listed
 
 
 def context_of(path: Path) -> dict[str, Any] | None:
-    """What a reader knows from beside ``path``: a Claude Code subagent's ``agent-X.meta.json`` (its description),
-    and the parent session id a ``<session>/subagents/agent-X.jsonl`` belongs to."""
-    context: dict[str, Any] = {}
-    if path.name.endswith(".jsonl"):
-        sidecar = path.with_name(path.name[: -len(".jsonl")] + _SIDECAR)
+    """What a reader knows from beside ``path`` (``interop.claude_layout.layout_context``): a Claude Code subagent's
+    ``agent-X.meta.json`` (its description), and the parent session id a ``<session>/subagents/agent-X.jsonl``
+    belongs to."""
+    name = sidecar_of(path.name)
+    sidecar: bytes | None = None
+    if name is not None:
+        side = path.with_name(name)
         try:
-            if sidecar.is_file() and sidecar.stat().st_size <= 1 << 20:
-                value = json.loads(sidecar.read_bytes())
-                if type(value) is dict:
-                    context["agentMeta"] = value
-        except (OSError, ValueError):
+            if side.is_file() and side.stat().st_size <= SIDECAR_MAX:
+                sidecar = side.read_bytes()
+        except OSError:
             pass
-        if path.parent.name == "subagents":
-            context["parentSession"] = path.parent.parent.name
-    return context or None
+    return layout_context(path.as_posix(), sidecar)
 
 
 def session_id_is_safe(session_id: str) -> bool:
@@ -88,7 +85,7 @@ def _suffix_rank(name: str) -> int:
 
 def _candidate(name: str) -> bool:
     """A file name a scan looks at: a suffix of the table's, not a sidecar (its content decides the rest)."""
-    return name.endswith(_SUFFIXES) and not name.endswith(_SIDECAR)
+    return name.endswith(_SUFFIXES) and not name.endswith(SIDECAR)
 
 
 class SessionRegistry:
