@@ -12,7 +12,8 @@ incrementally: a damaged stream is an error that keeps what came before it. A SQ
 slices: its bytes are collected and, at ``finish``, read by the same ``store.sqlite.read_sqlite`` as the CLI from a
 private temporary file (Pyodide's in-memory file system in the browser), removed right after; a file that is not a
 session database is an error naming the file. A file holding several sessions (an Inspect log) shows the one named
-by ``key`` (the first by default) and lists them all in its outcome. Bytes come in.
+by ``key`` (the first by default) and lists them all in its outcome. ``context`` is the reader's (a file of an open
+folder: ``folder.LocalFolder.context``). Bytes come in.
 """
 
 from __future__ import annotations
@@ -38,12 +39,13 @@ class FileLoad:
     The parse stops at the first fault and keeps everything before it (``LoadResult.error`` names the line).
     """
 
-    def __init__(self, name: str = "", size: int = 0, key: str | None = None) -> None:
+    def __init__(self, name: str = "", size: int = 0, key: str | None = None,
+                 context: dict[str, Any] | None = None) -> None:
         self.name = name
         self.size = size
         self.key = key
         self.loader = AnyLoader(name or "session.jsonl", max_line_bytes=DEFAULT_MAX_LINE_BYTES, pack_deltas=True,
-                                key=key)  # our rows are repacked below anyway
+                                key=key, context=context)  # our rows are repacked below anyway
         self.bytes_read = 0
         self.failure: str | None = None
         self.parse_ms = 0.0  # time spent in feed and finish (decompression, parsing and repacking)

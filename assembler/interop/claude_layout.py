@@ -7,7 +7,8 @@ files. Paths are ``/``-separated strings (a relative path in a dropped folder, o
   most ``SIDECAR_MAX`` bytes); a ``<session>/subagents/X.jsonl`` gets ``parentSession: <session>``.
 * A project is the folder that holds its session files; the subagent files under ``<session>/subagents/`` belong to
   the project that holds ``<session>``. Its files are read oldest first (by their first recorded time, from
-  ``first_time`` of their first bytes; ties and files with no time by name, timeless last), and a reader gets the
+  ``first_time`` of their first bytes; a resumed session's copies carry the old times, so ties go by the file's
+  modification time, then by name; timeless files last), and a reader gets the
   uuids the files before it hold (``ProjectUuids.before``) as ``context["seenUuids"]``: a record whose uuid an older
   file holds is kept raw as a duplicate (``claude.ClaudeCodeReader``).
 """
@@ -111,17 +112,18 @@ class ProjectUuids:
 
     def __init__(self) -> None:
         self._holder: dict[str, str] = {}
-        self._rank: dict[str, tuple[int, int, str]] = {}
+        self._rank: dict[str, tuple[int, int, float, str]] = {}
 
-    def rank(self, name: str, first: int | None) -> None:
-        self._rank[name] = (0, first, name) if first is not None else (1, 0, name)
+    def rank(self, name: str, first: int | None, mtime: float = 0.0) -> None:
+        """File ``name`` starts at ``first`` (``first_time`` of its head) and was last modified at ``mtime``."""
+        self._rank[name] = (0, first, mtime, name) if first is not None else (1, 0, mtime, name)
 
     def order(self, names: Iterable[str]) -> list[str]:
         """``names`` oldest first (the order their files are read in)."""
         return sorted(names, key=self._key)
 
-    def _key(self, name: str) -> tuple[int, int, str]:
-        return self._rank.get(name, (1, 0, name))
+    def _key(self, name: str) -> tuple[int, int, float, str]:
+        return self._rank.get(name, (1, 0, 0.0, name))
 
     def add(self, name: str, uuids: Iterable[str]) -> None:
         """The uuids file ``name`` read itself (the reader's ``uuids``); an older file keeps a uuid it holds too."""
@@ -134,6 +136,10 @@ class ProjectUuids:
 
     def before(self, name: str) -> Mapping[str, str]:
         return _SeenBefore(self, name)
+
+    def holder(self, uuid: str) -> str | None:
+        """The oldest file holding ``uuid`` (None: no file read so far holds it)."""
+        return self._holder.get(uuid)
 
     def held_before(self, uuid: str, name: str) -> str | None:
         other = self._holder.get(uuid)
