@@ -1,19 +1,38 @@
 // @ts-check
-// The session list (GET /api/sessions), drawn by plain JavaScript before Python is ready: title, file name (full
-// path as tooltip), last activity (the events' own time; the file's mtime only as a labelled fallback), event and
-// turn counts, model, status. Sorted by last activity (a toggle), filtered by title or file name, reached with one
-// Tab stop: arrow keys, Home and End move within the list (a roving tabindex). The sidebar collapses.
+// The session list, drawn by plain JavaScript before Python is ready. Its entries come from the server
+// (GET /api/sessions), from a folder opened in the page (described in the worker: assembler/browser/folder.py) and
+// from a local file holding several sessions (an Inspect log: its samples); all have the server's entry shape.
+// Entries are grouped by project (the entry's cwd, else the folder holding the file: a Claude Code project folder's
+// encoded name is not reversible, the recorded cwd is); a child session (its parentSession names another entry's
+// sessionId) is listed under its parent, indented and collapsible, never as a row of its own; warm-up sessions
+// hide behind a toggle. Each entry says its title, then harness, model, recency, turns and usage in one line, then
+// its file and status. Sorted by last activity (a toggle: groups by their newest entry), filtered by title, file,
+// id or project (a parent stays to show a matching child), reached with one Tab stop: arrow keys, Home and End move
+// within the list (a roving tabindex), ArrowRight / ArrowLeft open and close a parent's children. The sidebar
+// collapses.
 import { els } from "./dom.mjs";
 import { listSessions } from "./sessions.mjs";
-import { formatCount } from "./summary.mjs";
+import { formatCount, tokenCount } from "./summary.mjs";
 import { clearAlert, setAlert } from "./status.mjs";
 
 /** @typedef {import("./sessions.mjs").SessionEntry} SessionEntry */
 /** @typedef {"newest" | "oldest" | "name"} SortOrder */
+/**
+ * Where entries come from: the server, a folder opened in the page, or a local file's sessions. A local entry has
+ * `local: {path, key}` (a folder's file) or `local: {key}` (a session of the open file).
+ * @typedef {{kind: "served" | "folder" | "file", name: string, entries: SessionEntry[]}} ListSource
+ * @typedef {{entry: SessionEntry, uid: string, children: Row[]}} Row
+ * @typedef {{key: string, label: string, rows: Row[], newest: number}} Group
+ */
 
-/** @type {{sessions: SessionEntry[] | null, sort: SortOrder, filter: string, current: string | null,
- *          onPick: (id: string) => void, loaded: boolean}} */
-const list = { sessions: null, sort: "newest", filter: "", current: null, onPick: () => {}, loaded: false };
+/** @type {{sessions: SessionEntry[] | null, folder: ListSource | null, file: ListSource | null, sort: SortOrder,
+ *          filter: string, current: string | null, warmups: boolean, expanded: Set<string>,
+ *          onPick: (id: string) => void, onPickLocal: (entry: SessionEntry, source: "folder" | "file") => void,
+ *          loaded: boolean, byUid: Map<string, {entry: SessionEntry, source: ListSource}>}} */
+const list = {
+  sessions: null, folder: null, file: null, sort: "newest", filter: "", current: null, warmups: false,
+  expanded: new Set(), onPick: () => {}, onPickLocal: () => {}, loaded: false, byUid: new Map(),
+};
 
 /** @type {Record<SortOrder, {label: string, next: SortOrder}>} */
 const SORTS = {
@@ -25,19 +44,110 @@ const SORTS = {
 /** @param {SessionEntry} s */
 const activity = (s) => s.lastActivity ?? -Infinity;
 
-/** @param {SessionEntry[]} sessions */
-function sorted(sessions) {
-  const out = [...sessions];
-  if (list.sort === "name") out.sort((a, b) => (a.title || a.file).localeCompare(b.title || b.file));
-  else out.sort((a, b) => (activity(a) - activity(b)) * (list.sort === "newest" ? -1 : 1) || a.id.localeCompare(b.id));
-  return out;
+/** @param {SessionEntry} a @param {SessionEntry} b */
+function compare(a, b) {
+  if (list.sort === "name") return (a.title || a.file).localeCompare(b.title || b.file) || a.id.localeCompare(b.id);
+  return (activity(a) - activity(b)) * (list.sort === "newest" ? -1 : 1) || a.id.localeCompare(b.id);
+}
+
+/** The id a list button carries: served entries keep theirs (the #session= link), local ones are prefixed.
+ * @param {ListSource} source @param {SessionEntry} s */
+function uidOf(source, s) {
+  return source.kind === "served" ? s.id : `${source.kind}:${s.id}`;
+}
+
+/** The folder holding the entry's file: the id's folder for a served entry (an id is a relative path), the path's
+ * for a local one. @param {ListSource} source @param {SessionEntry} s */
+function folderOf(source, s) {
+  const where = source.kind === "served" ? s.id : s.path;
+  const cut = where.lastIndexOf("/");
+  return cut > 0 ? where.slice(0, cut) : "";
+}
+
+/** @param {ListSource} source @param {SessionEntry} s */
+function projectOf(source, s) {
+  if (s.cwd) return s.cwd;
+  if (source.kind === "file") return source.name;
+  let folder = folderOf(source, s);
+  const parts = folder.split("/");
+  if (parts.length >= 2 && parts[parts.length - 1] === "subagents") folder = parts.slice(0, -2).join("/");
+  return folder;
+}
+
+/** A project's name as shown: its last two path segments (the whole path is the tooltip). @param {string} key */
+function projectLabel(key, /** @type {ListSource} */ source) {
+  if (!key) return source.kind === "served" ? "Served folder" : source.name;
+  const parts = key.split("/").filter(Boolean);
+  return parts.length > 2 ? `…/${parts.slice(-2).join("/")}` : key;
 }
 
 /** @param {SessionEntry} s */
 function matches(s) {
   if (!list.filter) return true;
   const needle = list.filter.toLowerCase();
-  return [s.title || "", s.file, s.id].some((text) => text.toLowerCase().includes(needle));
+  return [s.title || "", s.file, s.id, s.cwd || "", s.subagentLabel || ""].some((text) => text.toLowerCase().includes(needle));
+}
+
+/**
+ * The source's entries as groups of rows: children under their parent (by sessionId), warm-ups left out unless
+ * shown, the filter applied (a row stays when it or a child matches; a matching child opens its parent).
+ * @param {ListSource} source
+ * @returns {Group[]}
+ */
+function grouped(source) {
+  const entries = source.entries.filter((s) => list.warmups || !s.warmup);
+  /** @type {Map<string, SessionEntry>} */
+  const bySession = new Map();
+  for (const s of entries) if (s.sessionId && !bySession.has(s.sessionId)) bySession.set(s.sessionId, s);
+  /** @type {Map<SessionEntry, SessionEntry[]>} */
+  const children = new Map();
+  /** @type {SessionEntry[]} */
+  const top = [];
+  for (const s of entries) {
+    const parent = s.parentSession ? bySession.get(s.parentSession) : undefined;
+    if (parent && parent !== s) {
+      if (!children.has(parent)) children.set(parent, []);
+      /** @type {SessionEntry[]} */ (children.get(parent)).push(s);
+    } else top.push(s);
+  }
+  /** @param {SessionEntry} s @param {number} depth @returns {Row | null} */
+  const rowOf = (s, depth) => {
+    const kids = depth < 8 ? (children.get(s) || []).sort(compare).map((c) => rowOf(c, depth + 1))
+      .filter((r) => r !== null) : [];
+    const uid = uidOf(source, s);
+    list.byUid.set(uid, { entry: s, source });
+    if (!matches(s) && !kids.length) return null;
+    if (list.filter && kids.length) list.expanded.add(uid); // a matching child is shown
+    return { entry: s, uid, children: /** @type {Row[]} */ (kids) };
+  };
+  /** @type {Map<string, Group>} */
+  const groups = new Map();
+  for (const s of top.sort(compare)) {
+    const row = rowOf(s, 0);
+    if (!row) continue;
+    const key = projectOf(source, s);
+    let group = groups.get(key);
+    if (!group) groups.set(key, group = { key, label: projectLabel(key, source), rows: [], newest: -Infinity });
+    group.rows.push(row);
+    group.newest = Math.max(group.newest, activity(s));
+  }
+  const out = [...groups.values()];
+  if (list.sort === "name") out.sort((a, b) => a.label.localeCompare(b.label));
+  else out.sort((a, b) => (a.newest - b.newest) * (list.sort === "newest" ? -1 : 1) || a.key.localeCompare(b.key));
+  return out;
+}
+
+const RELATIVE = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+const DATE = new Intl.DateTimeFormat("en", { dateStyle: "medium" });
+
+/** How long ago, short ("5 min ago", "yesterday", "3 Jan 2026"). @param {number} ms */
+export function recency(ms, now = Date.now()) {
+  const s = (now - ms) / 1000;
+  if (s < 45) return "just now";
+  if (s < 3600) return RELATIVE.format(-Math.round(s / 60), "minute");
+  if (s < 86400) return RELATIVE.format(-Math.round(s / 3600), "hour");
+  if (s < 7 * 86400) return RELATIVE.format(-Math.round(s / 86400), "day");
+  return DATE.format(new Date(ms));
 }
 
 /** @param {SessionEntry} s */
@@ -47,53 +157,135 @@ function describeTime(s) {
   return s.lastActivitySource === "mtime" ? `${when} (file modified; the log records no time)` : when;
 }
 
-/** @param {string} cls @param {string} text */
-function span(cls, text) {
-  const el = document.createElement("span");
-  el.className = cls;
-  el.textContent = text;
-  return el;
+const USAGE = /** @type {const} */ ([["inputTokens", "input"], ["outputTokens", "output"],
+  ["cacheReadTokens", "cache read"], ["cacheWriteTokens", "cache write"], ["reasoningTokens", "reasoning"]]);
+
+/** The entry's one line of facts: harness, model, recency, turns, usage (what it records). @param {SessionEntry} s */
+export function factsLine(s) {
+  const parts = [];
+  if (s.harness) parts.push(s.harness);
+  if (s.model) parts.push(s.model);
+  if (s.lastActivity !== null && s.lastActivity !== undefined) {
+    parts.push(`${s.lastActivitySource === "mtime" ? "~" : ""}${recency(s.lastActivity)}`);
+  }
+  if (Number.isInteger(s.turnCount)) parts.push(`${formatCount(s.turnCount)} turn${s.turnCount === 1 ? "" : "s"}`);
+  else parts.push(`${formatCount(s.eventCount)} events`); // a local file's session: only its events are counted
+  const usage = s.usage || {};
+  const total = USAGE.reduce((sum, [k]) => sum + (Number.isInteger(usage[k]) ? usage[k] : 0), 0);
+  if (total) parts.push(`${tokenCount(total)} tokens`);
+  return parts.join(" · ");
 }
 
 /** @param {SessionEntry} s */
-function entry(s) {
-  const li = document.createElement("li");
+function usageTitle(s) {
+  const usage = s.usage || {};
+  const figures = USAGE.filter(([k]) => Number.isInteger(usage[k])).map(([k, label]) => `${formatCount(usage[k])} ${label}`);
+  return figures.length ? `tokens: ${figures.join(", ")}` : "no token usage recorded";
+}
+
+/** @param {string} tag @param {string} cls @param {string} text */
+function el(tag, cls, text = "") {
+  const node = document.createElement(tag);
+  node.className = cls;
+  node.textContent = text;
+  return node;
+}
+
+/** @param {Row} row @param {number} depth */
+function entryItem(row, depth) {
+  const s = row.entry;
+  const li = el("li", depth ? "session-entry session-child" : "session-entry");
   const button = document.createElement("button");
   button.type = "button";
-  button.dataset.id = s.id;
+  button.className = "session-button";
+  button.dataset.id = row.uid;
   button.tabIndex = -1;
-  button.setAttribute("aria-current", s.id === list.current ? "true" : "false");
-  const file = span("session-file", s.file);
+  button.setAttribute("aria-current", row.uid === list.current ? "true" : "false");
+  const name = s.subagentLabel && depth ? s.subagentLabel : s.title || s.file;
+  const facts = el("span", "session-meta session-facts", factsLine(s));
+  facts.title = `${describeTime(s)}\n${formatCount(s.eventCount)} events · ${usageTitle(s)}`;
+  const file = el("span", "session-file", s.file);
   file.title = s.path;
-  const counts = `${formatCount(s.eventCount)} events · ${formatCount(s.turnCount)} turn${s.turnCount === 1 ? "" : "s"}`;
-  const status = span("session-status", s.status);
+  const status = el("span", "session-status", s.status);
   status.dataset.status = s.status;
   if (s.error) status.title = s.error;
-  button.append(
-    span("session-name", s.title || s.file),
-    file,
-    span("session-meta", `${describeTime(s)}`),
-    span("session-meta", `${counts}${s.model ? ` · ${s.model}` : ""}`),
-    status,
-  );
-  button.title = `${s.title || s.file}\n${s.path}`;
+  const tail = el("span", "session-tail");
+  tail.append(status, file);
+  button.append(el("span", "session-name", name), facts, tail);
+  if (s.warmup) button.append(el("span", "session-meta", "warm-up"));
+  button.title = `${s.title || s.file}\n${s.cwd ? `${s.cwd}\n` : ""}${s.path}`;
   li.append(button);
+  if (row.children.length) {
+    const open = list.expanded.has(row.uid);
+    const toggle = el("button", "session-expand small-button",
+      `${open ? "▾" : "▸"} ${row.children.length} subagent${row.children.length === 1 ? "" : "s"}`);
+    toggle.setAttribute("type", "button");
+    toggle.tabIndex = -1; // reached with ArrowRight / ArrowLeft on its parent: the list keeps one Tab stop
+    toggle.dataset.expand = row.uid;
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    toggle.title = open ? "Hide the subagent sessions (ArrowLeft)" : "Show the subagent sessions (ArrowRight)";
+    li.append(toggle);
+    if (open) {
+      const ul = el("ul", "session-children");
+      ul.append(...row.children.map((child) => entryItem(child, depth + 1)));
+      li.append(ul);
+    }
+  }
   return li;
 }
 
+/** The sources shown, in order: a local file's sessions, the open folder, the server's. @returns {ListSource[]} */
+function sources() {
+  /** @type {ListSource[]} */
+  const out = [];
+  if (list.file) out.push(list.file);
+  if (list.folder) out.push(list.folder);
+  if (list.sessions) out.push({ kind: "served", name: "Served sessions", entries: list.sessions });
+  return out;
+}
+
 function draw() {
-  const sessions = list.sessions || [];
-  const shown = sorted(sessions).filter(matches);
-  const items = shown.map(entry);
-  if (!sessions.length) items.push(Object.assign(document.createElement("li"), { className: "session-meta", textContent: "No sessions in the served folder." }));
-  else if (!shown.length) items.push(Object.assign(document.createElement("li"), { className: "session-meta", textContent: `No session matches “${list.filter}”.` }));
+  list.byUid.clear();
+  /** @type {HTMLElement[]} */
+  const items = [];
+  let shown = 0;
+  let warm = 0;
+  const all = sources();
+  for (const source of all) {
+    warm += source.entries.filter((s) => s.warmup).length;
+    if (all.length > 1 || source.kind !== "served") {
+      const head = el("li", "session-source", source.kind === "served" ? "Served"
+        : source.kind === "folder" ? `Folder: ${source.name}` : `File: ${source.name}`);
+      head.setAttribute("role", "presentation");
+      items.push(head);
+    }
+    const groups = grouped(source);
+    for (const group of groups) {
+      const li = el("li", "session-group");
+      const head = el("h3", "group-head", group.label);
+      head.title = group.key || group.label;
+      const ul = el("ul", "group-entries");
+      ul.append(...group.rows.map((row) => entryItem(row, 0)));
+      li.append(head, ul);
+      items.push(li);
+      shown += group.rows.length;
+    }
+    if (!source.entries.length) {
+      items.push(el("li", "session-meta", source.kind === "served" ? "No sessions in the served folder."
+        : "No session log in this folder (no file of a format the viewer reads)."));
+    } else if (!groups.length) {
+      items.push(el("li", "session-meta", list.filter ? `No session matches “${list.filter}”.` : "Only warm-up sessions (shown with Warm-ups)."));
+    }
+  }
   els.sessionList.replaceChildren(...items);
   const buttons = entryButtons();
   const current = buttons.find((b) => b.dataset.id === list.current) || buttons[0];
   if (current) current.tabIndex = 0; // the one Tab stop of the list
   els.sessionSort.textContent = SORTS[list.sort].label;
   els.sessionSort.title = `Sorted: ${SORTS[list.sort].label.toLowerCase()} (click for ${SORTS[SORTS[list.sort].next].label.toLowerCase()})`;
-  els.sessionList.dataset.count = String(shown.length);
+  els.sessionList.dataset.count = String(shown);
+  els.warmups.hidden = warm === 0;
+  els.warmupsLabel.textContent = ` Warm-ups (${formatCount(warm)})`;
 }
 
 /** @returns {HTMLButtonElement[]} */
@@ -101,17 +293,57 @@ function entryButtons() {
   return [...els.sessionList.querySelectorAll("button[data-id]")].filter((b) => b instanceof HTMLButtonElement);
 }
 
+/** @param {string} uid @param {boolean} open */
+function setExpanded(uid, open) {
+  if (open) list.expanded.add(uid);
+  else list.expanded.delete(uid);
+  draw();
+  focusEntry(uid);
+}
+
+/** @param {string} uid */
+function focusEntry(uid) {
+  const buttons = entryButtons();
+  const target = buttons.find((b) => b.dataset.id === uid);
+  if (!target) return;
+  for (const b of buttons) b.tabIndex = -1;
+  target.tabIndex = 0;
+  target.focus();
+}
+
 /** @param {KeyboardEvent} event */
 function onListKey(event) {
   const buttons = entryButtons();
-  const at = buttons.indexOf(/** @type {HTMLButtonElement} */ (document.activeElement));
+  const focused = /** @type {HTMLButtonElement} */ (document.activeElement);
+  const at = buttons.indexOf(focused);
   if (at < 0) return;
   let next = at;
+  const uid = focused.dataset.id || "";
+  const item = focused.closest("li.session-entry");
   switch (event.key) {
     case "ArrowDown": next = Math.min(buttons.length - 1, at + 1); break;
     case "ArrowUp": next = Math.max(0, at - 1); break;
     case "Home": next = 0; break;
     case "End": next = buttons.length - 1; break;
+    case "ArrowRight":
+      if (item?.querySelector(":scope > .session-expand") && !list.expanded.has(uid)) {
+        event.preventDefault();
+        setExpanded(uid, true);
+      }
+      return;
+    case "ArrowLeft": {
+      if (list.expanded.has(uid) && item?.querySelector(":scope > .session-expand")) {
+        event.preventDefault();
+        setExpanded(uid, false);
+        return;
+      }
+      const parent = item?.parentElement?.closest("li.session-entry")?.querySelector(":scope > button[data-id]");
+      if (parent instanceof HTMLButtonElement && parent.dataset.id) {
+        event.preventDefault();
+        focusEntry(parent.dataset.id);
+      }
+      return;
+    }
     default: return;
   }
   event.preventDefault();
@@ -121,10 +353,14 @@ function onListKey(event) {
   buttons[next].focus();
 }
 
-/** Marks the open session in the list. @param {string | null} id */
+/** Marks the open session in the list (a served id, or a local entry's list id). @param {string | null} id */
 export function markCurrent(id) {
   list.current = id;
   for (const b of entryButtons()) b.setAttribute("aria-current", b.dataset.id === id ? "true" : "false");
+}
+
+function showSidebar() {
+  els.sessions.hidden = !(list.sessions || list.folder || list.file);
 }
 
 /** Fetches and draws the list; resolves to the sessions (null without a server API). */
@@ -137,14 +373,30 @@ export async function refreshSessions() {
   clearAlert("server");
   list.loaded = true;
   document.documentElement.dataset.sessionList = sessions ? "shown" : "none";
-  if (!sessions) {
-    els.sessions.hidden = true;
-    return null;
-  }
   list.sessions = sessions;
-  els.sessions.hidden = false;
-  draw();
+  showSidebar();
+  if (!els.sessions.hidden) draw();
   return sessions;
+}
+
+/**
+ * Shows the entries of a folder opened in the page (replacing the last folder's), or of the local file holding
+ * several sessions (`kind: "file"`; null forgets it).
+ * @param {"folder" | "file"} kind
+ * @param {{name: string, entries: SessionEntry[]} | null} what
+ */
+export function setLocal(kind, what) {
+  list[kind] = what ? { kind, name: what.name, entries: what.entries } : null;
+  showSidebar();
+  if (!els.sessions.hidden) {
+    setCollapsed(false);
+    draw();
+  }
+}
+
+/** The local file's sessions shown now, if any (its name). */
+export function localFileName() {
+  return list.file?.name ?? null;
 }
 
 /** @param {boolean} collapsed */
@@ -154,18 +406,36 @@ function setCollapsed(collapsed) {
   els.sessionsToggle.title = collapsed ? "Show the session list" : "Hide the session list";
 }
 
-/** @param {{onPick: (id: string) => void}} options */
-export function initSessionList({ onPick }) {
+/** @param {{onPick: (id: string) => void, onPickLocal: (entry: SessionEntry, source: "folder" | "file") => void}} options */
+export function initSessionList({ onPick, onPickLocal }) {
   list.onPick = onPick;
+  list.onPickLocal = onPickLocal;
   els.sessionList.addEventListener("click", (event) => {
-    const button = /** @type {Element} */ (event.target).closest?.("button[data-id]");
-    if (button instanceof HTMLButtonElement && button.dataset.id) list.onPick(button.dataset.id);
+    const target = /** @type {Element} */ (event.target);
+    const expand = target.closest?.("button[data-expand]");
+    if (expand instanceof HTMLButtonElement && expand.dataset.expand) {
+      setExpanded(expand.dataset.expand, !list.expanded.has(expand.dataset.expand));
+      return;
+    }
+    const button = target.closest?.("button[data-id]");
+    if (!(button instanceof HTMLButtonElement) || !button.dataset.id) return;
+    const found = list.byUid.get(button.dataset.id);
+    if (found && found.source.kind !== "served") {
+      markCurrent(button.dataset.id);
+      list.onPickLocal(found.entry, found.source.kind);
+    } else list.onPick(button.dataset.id);
   });
   els.sessionList.addEventListener("keydown", onListKey);
   els.sessionFilter.addEventListener("input", () => { list.filter = els.sessionFilter.value.trim(); draw(); });
   els.sessionSort.addEventListener("click", () => { list.sort = SORTS[list.sort].next; draw(); });
+  els.showWarmups.addEventListener("change", () => { list.warmups = els.showWarmups.checked; draw(); });
   els.refresh.addEventListener("click", () => void refreshSessions());
   setCollapsed(window.matchMedia("(max-width: 600px)").matches);
   els.sessionsToggle.addEventListener("click", () => setCollapsed(document.documentElement.dataset.sidebar !== "collapsed"));
   document.addEventListener("session-opened", (event) => markCurrent(/** @type {CustomEvent<string>} */ (event).detail));
+}
+
+/** The list id of a local entry (what `markCurrent` takes). @param {"folder" | "file"} kind @param {{id: string}} s */
+export function localUid(kind, s) {
+  return `${kind}:${s.id}`;
 }

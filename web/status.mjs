@@ -184,6 +184,11 @@ export function fileProgress(msg) {
     els.progressBar.value = msg.bytes ?? 0;
     els.progressText.textContent =
       `Reading ${msg.name || "file"}: ${mb(msg.bytes ?? 0)} / ${mb(msg.size)} MB, ${formatCount(msg.lines || 0)} lines`;
+  } else if (msg.phase === "folder" && msg.total) {
+    els.progressBar.max = msg.total;
+    els.progressBar.value = msg.done ?? 0;
+    els.progressText.textContent = `Reading the folder: ${formatCount(msg.done ?? 0)} / ${formatCount(msg.total)} files`
+      + (msg.name ? ` (${msg.name.split("/").pop()})` : "");
   } else if (msg.phase === "fold") {
     els.progressBar.removeAttribute("value");
     els.progressText.textContent = "Assembling the transcript…";

@@ -29,6 +29,7 @@ from ..formats import SUFFIXES, Format
 from ..interop.claude_layout import (
     HEAD_BYTES,
     SIDECAR,
+    SIDECAR_MAX,
     ProjectUuids,
     first_time,
     layout_context,
@@ -167,10 +168,12 @@ class LocalFolder:
         self.untitled: set[str] = set()  # entries with no title record of their own
 
     def needs(self) -> dict[str, Any]:
-        """``{sidecars: [path], heads: [path], headBytes}``: what to ``give`` before ``order``."""
+        """``{sidecars: [path], sidecarBytes, heads: [path], headBytes, candidates}``: what to ``give`` before
+        ``order`` (at most ``sidecarBytes`` of a sidecar, one more than is read: a larger one is ignored)."""
         sidecars = [s for p in self.candidates if (s := sidecar_of(p)) is not None and s in self.files]
         heads = [p for p in self.candidates if p.endswith(".jsonl")]
-        return {"sidecars": sidecars, "heads": heads, "headBytes": HEAD_BYTES, "candidates": len(self.candidates)}
+        return {"sidecars": sidecars, "sidecarBytes": SIDECAR_MAX + 1, "heads": heads, "headBytes": HEAD_BYTES,
+                "candidates": len(self.candidates)}
 
     def project(self, path: str) -> ProjectUuids:
         key = project_of(path)

@@ -116,7 +116,8 @@ class FileLoad:
 
     def outcome(self, result: LoadResult) -> dict[str, Any]:
         """What the finished load reports beside the page: ``file`` (name and counts), ``warnings`` (skipped torn
-        lines) and ``error`` (None, a decompression failure, or the faulty line's ``{message, line, seq, text}``)."""
+        lines) and ``error`` (None, a decompression failure, or the faulty line's ``{message, line, seq, text}``;
+        ``nothingRead`` when the file is of no known format)."""
         fmt = self.loader.format
         value: dict[str, Any] = {
             "file": {"name": self.name, "bytes": self.bytes_read, "lines": result.lines,
@@ -137,4 +138,6 @@ class FileLoad:
             err = result.error
             value["error"] = {"where": "file", "message": err.message, "line": err.line, "seq": err.seq,
                               "text": str(err)}
+            if fmt is None:
+                value["error"]["nothingRead"] = True  # no format recognised: not one record was read
         return value

@@ -13,6 +13,7 @@ worker thread. The ``Catalog`` holds one ``FileMeta`` per path and forgets paths
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -27,10 +28,14 @@ from .confine import open_in_root
 from .identity import Identity, compare, identity_of
 from .listing import SessionFacts
 
-__all__ = ["FileMeta", "SessionMeta", "Catalog", "READ_PIECE", "describe_problem", "appends", "named_database"]
+__all__ = ["FileMeta", "SessionMeta", "Catalog", "READ_PIECE", "TAIL_IDLE_S", "describe_problem", "appends",
+           "named_database"]
 
 READ_PIECE = 1 << 20
 """Bytes read from a file at a time (a zstd file: compressed bytes)."""
+TAIL_IDLE_S = 10.0
+"""An append-only log of another harness not written for this long has its newest response closed (Claude Code
+writes a response block by block and never marks its end; ``AnyLoader.close_tail``), in the list as in pages."""
 
 
 def appends(loader: AnyLoader) -> bool:
@@ -64,6 +69,7 @@ class FileMeta:
         self._loader = AnyLoader(self.path.name, max_line_bytes=self.max_line_bytes, pack_deltas=True,
                                  context=self.context)
         self._identity: Identity | None = None
+        self._tail_closed = False
 
     # The file's only (or first) session, as the listing of a one-session file reads it.
     @property
@@ -106,6 +112,8 @@ class FileMeta:
             st = os.fstat(fd)
             change = compare(self._identity, fd, st)
             if change == "unchanged":
+                if appends(self._loader) and self._close_idle_tail(st.st_mtime):
+                    self._children()
                 return
             if change == "rewritten" or not appends(self._loader):
                 self._reset()
@@ -118,14 +126,26 @@ class FileMeta:
                     break
                 offset += len(piece)
                 loader.feed(piece)
+                self._tail_closed = False
                 self._counted()
             if loader.needs_path or named_database(self.path, loader):
                 self._read_database()
             elif not appends(loader):
                 self._finish()
             else:
+                self._close_idle_tail(st.st_mtime)
                 self._children()
             self._identity = identity_of(fd, offset, st)
+
+    def _close_idle_tail(self, mtime_s: float) -> bool:
+        """A line-format file not written for ``TAIL_IDLE_S``: its newest response is complete (pages close it the
+        same way), once per idle spell. True when it was closed now."""
+        if self._tail_closed or time.time() - mtime_s < TAIL_IDLE_S:
+            return False
+        self._tail_closed = True
+        self._loader.close_tail()
+        self._counted()
+        return True
 
     def _counted(self) -> None:
         """Note the records the loader completed, then forget them."""
