@@ -1,0 +1,48 @@
+"""A ``~/.claude/projects``-shaped folder built at test time from the real Claude Code logs in the fixtures (their
+bytes copied into a temporary folder, never into the repo), for the folder, list and follow tests.
+
+Layout (FORMATS §4.1, §4.7)::
+
+    projects/-src-experiments-claude_p/29ccd257-….jsonl                       a 2.1.17 session with a Task call
+    projects/-src-experiments-claude_p/29ccd257-…/subagents/agent-a2271d1.jsonl   its subagent
+    projects/-src-experiments-claude_p/29ccd257-…/subagents/agent-a2271d1.meta.json  written here (the fixture has none)
+    projects/-Users-dain-workspace-JSSoundRecorder/2c5941bd-….jsonl          a zero-byte session
+    projects/-Users-dain-workspace-claude-code-log/df749439-….jsonl          1.0.35: inline sidechains
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.interop_support import interop_file
+
+REAL = "claude-code/handgemacht-ai+claude-code-log@1316195/test/test_data"
+PARENT = "29ccd257-68b1-427f-ae5f-6524b7cb6f20"
+AGENT = "agent-a2271d1"
+EMPTY = "2c5941bd-b9de-41d6-9414-221d175776f7"
+INLINE = "df749439-8556-41bf-9965-9f49cf38bf2a"
+CWD = "/src/experiments/claude_p"
+INLINE_CWD = "/Users/dain/workspace/claude-code-log"
+META = {"agentType": "Explore", "description": "Survey the code organisation"}
+PARENT_PROMPT = "Use the Explore task in sub-agents with Haiku model"  # the session's first prompt (real text)
+AGENT_PROMPT = "Give me a comprehensive overview of the code organization"  # the subagent's (real text)
+
+
+def claude_projects(root: Path) -> Path:
+    """Builds the folder under ``root``; returns its ``projects`` folder (files writable)."""
+    projects = root / "projects"
+    app = projects / "-src-experiments-claude_p"
+    subagents = app / PARENT / "subagents"
+    subagents.mkdir(parents=True)
+    real = f"{REAL}/real_projects/-src-experiments-claude_p"
+    (app / f"{PARENT}.jsonl").write_bytes(interop_file(f"{real}/{PARENT}.jsonl").read_bytes())
+    (subagents / f"{AGENT}.jsonl").write_bytes(interop_file(f"{real}/{PARENT}/subagents/{AGENT}.jsonl").read_bytes())
+    (subagents / f"{AGENT}.meta.json").write_text(json.dumps(META))
+    empty = projects / "-Users-dain-workspace-JSSoundRecorder"
+    empty.mkdir()
+    (empty / f"{EMPTY}.jsonl").write_bytes(b"")
+    inline = projects / "-Users-dain-workspace-claude-code-log"
+    inline.mkdir()
+    (inline / f"{INLINE}.jsonl").write_bytes(interop_file(f"{REAL}/sidechain.jsonl").read_bytes())
+    return projects
