@@ -180,7 +180,7 @@ export async function loadPage(bytes) {
 export async function openFile(blob, { all = false, maxMessages = PAGE_SIZE, name, key = null, local = null } = {}) {
   resetView();
   state.mode = "file";
-  const fileName = name || blob?.name || local?.split("/").pop() || "session.jsonl";
+  const fileName = name || blob?.name || local?.split("/").pop() || "session";
   state.fileName = fileName;
   els.title.textContent = key ? `${fileName} · ${key}` : fileName;
   els.title.title = local || fileName;

@@ -173,8 +173,9 @@ export function progressEnd() {
 
 let progressTicks = 0;
 
-/** A progress message from the worker while it reads a local file.
- * @param {{phase?: string, size?: number, bytes?: number, name?: string, lines?: number}} msg */
+/** A progress message from the worker while it reads a local file (or, phase "folder", a folder's files).
+ * @param {{phase?: string, size?: number, bytes?: number, name?: string, lines?: number, done?: number,
+ *   total?: number}} msg */
 export function fileProgress(msg) {
   progressTicks += 1;
   document.documentElement.dataset.progressTicks = String(progressTicks);

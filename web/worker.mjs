@@ -157,7 +157,7 @@ const parsed = (bytes) => JSON.parse(decoder.decode(bytes));
  */
 async function openFile(id, { file, all = false, maxMessages = PAGE_SIZE, key = null, local = null }) {
   const size = file.size;
-  const name = file.name || "session.jsonl";
+  const name = file.name || "session";
   call("file_begin", name, size, key ?? undefined, local ?? undefined); // undefined reaches Python as None
   let offset = 0;
   let lastPost = 0;

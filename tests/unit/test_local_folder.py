@@ -142,8 +142,9 @@ def test_a_resumed_session_lists_and_opens_only_what_its_project_did_not_hold_be
     original = app / f"{PARENT}.jsonl"
     # A session resumed from it: its history copied (same uuids and times) and then a turn of its own. Its name
     # sorts before the original's, and its first record time is the same: only the order of writing tells them apart.
-    user = interop_file("claude-code/claude-code-log-1.7.0/dev-docs/messages/claude-code/user/user.jsonl")
-    assistant = interop_file("claude-code/claude-code-log-1.7.0/dev-docs/messages/claude-code/assistant/assistant.jsonl")
+    messages = "claude-code/claude-code-log-1.7.0/dev-docs/messages/claude-code"
+    user = interop_file(f"{messages}/user/user.jsonl")
+    assistant = interop_file(f"{messages}/assistant/assistant.jsonl")
     resumed = app / "0resumed.jsonl"
     resumed.write_bytes(b"\n".join(_records(original) + _records(user) + _records(assistant)) + b"\n")
     age(projects)
