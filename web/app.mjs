@@ -38,7 +38,8 @@ import { initReplay } from "./replay.mjs";
 import { initRowTools, rowTools } from "./rowtools.mjs";
 import { bridge, hooks, state, view } from "./runtime.mjs";
 import { fetchPage } from "./sessions.mjs";
-import { initSessionList, localUid, markCurrent, refreshSessions, setLocal } from "./sessionlist.mjs";
+import { currentFolderEntry, folderEntries, initSessionList, localUid, markCurrent, refreshSessions, setLocal }
+  from "./sessionlist.mjs";
 import { bootFailed, bootReady, fileProgress, setAlert, setBootStage } from "./status.mjs";
 import { initTheme } from "./theme.mjs";
 
@@ -60,6 +61,12 @@ bridge.onStage = (stage) => {
 };
 bridge.onProgress = fileProgress;
 view.decorate = rowTools;
+view.localLinks = {
+  current: () => (state.mode === "file" ? currentFolderEntry() : null),
+  entries: folderEntries,
+  open: (/** @type {any} */ entry) => void guarded(`Opening ${entry.file}`,
+    () => openFileAndSeek(null, { local: entry.local?.path, key: entry.local?.key ?? null })),
+};
 
 /**
  * Runs a user action that talks to Python; a Python error becomes an alert and the page stays usable.
@@ -105,15 +112,17 @@ async function openFileAndSeek(blob, options = {}) {
   beforeFileOpens();
   const again = blob !== null && blob === localFile && Boolean(options.key); // another session of the same file
   if (blob !== null && !options.local) localFile = blob;
-  const result = /** @type {any} */ (await openFile(blob, options));
-  afterFileOpened();
+  // A folder's file is marked before it loads: its rows link its parent and children within the folder.
   if (options.local) {
     markCurrent(localUid("folder", { id: options.key ? `${options.local}/${options.key}` : options.local }));
-  } else if (Array.isArray(result.sessions) && result.sessions.length > 1) {
+  }
+  const result = /** @type {any} */ (await openFile(blob, options));
+  afterFileOpened();
+  if (!options.local && Array.isArray(result.sessions) && result.sessions.length > 1) {
     const name = options.name || blob?.name || "file";
     if (!again) setLocal("file", { name, entries: fileSessions(result, name) });
     markCurrent(localUid("file", { id: result.session }));
-  } else if (!again) setLocal("file", null);
+  } else if (!options.local && !again) setLocal("file", null);
   return result;
 }
 
@@ -174,6 +183,12 @@ Object.assign(hooks, {
 Object.assign(window, { transcriptViewer: viewer });
 
 initTheme(els.themeToggle);
+// The sidebar sits below the sticky header, whose height changes as it wraps (a long title, a narrow window).
+const header = document.querySelector(".app-header");
+if (header instanceof HTMLElement) {
+  new ResizeObserver(() => document.documentElement.style.setProperty("--header-height", `${header.offsetHeight}px`))
+    .observe(header);
+}
 initFiles({
   button: els.openFile,
   input: els.fileInput,

@@ -160,11 +160,17 @@ function describeTime(s) {
 const USAGE = /** @type {const} */ ([["inputTokens", "input"], ["outputTokens", "output"],
   ["cacheReadTokens", "cache read"], ["cacheWriteTokens", "cache write"], ["reasoningTokens", "reasoning"]]);
 
+/** A model name without its release date ("claude-opus-4-5-20251101" → "claude-opus-4-5"; the tooltip has it
+ * whole). @param {string} model */
+export function shortModel(model) {
+  return model.replace(/-(?:20\d{6}|\d{4}-\d{2}-\d{2})$/, "");
+}
+
 /** The entry's one line of facts: harness, model, recency, turns, usage (what it records). @param {SessionEntry} s */
 export function factsLine(s) {
   const parts = [];
   if (s.harness) parts.push(s.harness);
-  if (s.model) parts.push(s.model);
+  if (s.model) parts.push(shortModel(s.model));
   if (s.lastActivity !== null && s.lastActivity !== undefined) {
     parts.push(`${s.lastActivitySource === "mtime" ? "~" : ""}${recency(s.lastActivity)}`);
   }
@@ -201,9 +207,9 @@ function entryItem(row, depth) {
   button.dataset.id = row.uid;
   button.tabIndex = -1;
   button.setAttribute("aria-current", row.uid === list.current ? "true" : "false");
-  const name = s.subagentLabel && depth ? s.subagentLabel : s.title || s.file;
+  const name = (depth && s.subagentLabel) || s.title || (s.eventCount === 0 && !s.error ? "Empty session" : s.file);
   const facts = el("span", "session-meta session-facts", factsLine(s));
-  facts.title = `${describeTime(s)}\n${formatCount(s.eventCount)} events · ${usageTitle(s)}`;
+  facts.title = `${describeTime(s)}\n${s.model ? `${s.model}\n` : ""}${formatCount(s.eventCount)} events · ${usageTitle(s)}`;
   const file = el("span", "session-file", s.file);
   file.title = s.path;
   const status = el("span", "session-status", s.status);
@@ -392,6 +398,24 @@ export function setLocal(kind, what) {
     setCollapsed(false);
     draw();
   }
+}
+
+/** The open folder's entries (none without a folder). */
+export function folderEntries() {
+  return list.folder?.entries ?? [];
+}
+
+/** The folder entry open now, if the open session is one of the folder's. */
+export function currentFolderEntry() {
+  const found = list.current ? list.byUid.get(list.current) ?? folderEntryByUid(list.current) : undefined;
+  return found && found.source.kind === "folder" ? found.entry : null;
+}
+
+/** @param {string} uid */
+function folderEntryByUid(uid) {
+  const source = list.folder;
+  const entry = source?.entries.find((s) => localUid("folder", s) === uid);
+  return source && entry ? { entry, source } : undefined;
 }
 
 /** The local file's sessions shown now, if any (its name). */

@@ -43,6 +43,9 @@ export class TranscriptView {
    * @param {{onError?: (err: Error) => void, onFilled?: (article: HTMLElement) => void}} [options]
    */
   constructor(container, bridge, { onError = () => {}, onFilled = () => {} } = {}) {
+    /** A local folder's sessions, when the open file is one of them (app.mjs sets it): its links open locally.
+     * @type {{current: () => any, entries: () => any[], open: (entry: any) => void} | null} */
+    this.localLinks = null;
     this.container = container;
     this.bridge = bridge;
     this.onError = onError;
@@ -309,14 +312,23 @@ export class TranscriptView {
     if (el.querySelector(".child-link:empty")) void this._linkChildren(el);
   }
 
-  // Subagent rows: a link to the child (or, in a child, the parent) session when the server serves it. The served
-  // list says each session's header id, parent and own label; the row says the child's id or label.
+  // Subagent rows: a link to the child (or, in a child, the parent) session when the server serves it, or when the
+  // open file is one of a folder opened in the page (its entries then). A list says each session's header id,
+  // parent and own label; the row says the child's id or label.
   /** @param {HTMLElement} root */
   async _linkChildren(root) {
-    this.served ??= listSessions().then((answer) => answer.sessions || [], () => []);
-    const list = await this.served;
-    const current = new URLSearchParams(location.hash.replace(/^#/, "")).get("session");
-    const me = list.find((s) => s.id === current);
+    const local = this.localLinks?.current() ?? null; // a file of a folder opened in the page: link within it
+    let list;
+    let me;
+    if (local && this.localLinks) {
+      list = this.localLinks.entries();
+      me = local;
+    } else {
+      this.served ??= listSessions().then((answer) => answer.sessions || [], () => []);
+      list = await this.served;
+      const current = new URLSearchParams(location.hash.replace(/^#/, "")).get("session");
+      me = list.find((s) => s.id === current);
+    }
     for (const span of root.querySelectorAll(".child-link:empty")) {
       if (!(span instanceof HTMLElement)) continue;
       const { childSession, subagentLabel, parentLink } = span.dataset;
@@ -331,9 +343,16 @@ export class TranscriptView {
       }
       if (!target) continue;
       const a = document.createElement("a");
-      a.href = `#session=${encodeURIComponent(target.id)}`;
       a.textContent = parentLink ? "open the parent session" : "open the child session";
-      a.addEventListener("click", (e) => e.stopPropagation()); // inside a <summary>: follow, do not toggle
+      if (local && this.localLinks) {
+        const open = this.localLinks.open;
+        a.href = "#";
+        a.dataset.localSession = target.id;
+        a.addEventListener("click", (e) => { e.preventDefault(); e.stopPropagation(); open(target); });
+      } else {
+        a.href = `#session=${encodeURIComponent(target.id)}`;
+        a.addEventListener("click", (e) => e.stopPropagation()); // inside a <summary>: follow, do not toggle
+      }
       span.replaceChildren(a);
     }
   }

@@ -96,7 +96,7 @@ def test_a_claude_project_folder_opens_from_the_folder_picker(viewer: Viewer, pr
     toggle = group.locator(".session-expand")
     assert toggle.inner_text() == "▸ 1 subagent"
     facts = group.locator(f"button[data-id='{parent}'] .session-facts").inner_text()
-    assert facts.startswith("Claude Code · claude-opus-4-5-20251101 · ") and "1 turn" in facts and "tokens" in facts
+    assert facts.startswith("Claude Code · claude-opus-4-5 · ") and "1 turn" in facts and "tokens" in facts
     toggle.click()
     child = entry(page, "folder:", f"{AGENT}.jsonl")
     nested = group.locator(f".session-children button[data-id='{child}']")
@@ -109,6 +109,15 @@ def test_a_claude_project_folder_opens_from_the_folder_picker(viewer: Viewer, pr
     text = opened(viewer, f"{PARENT}.jsonl")
     assert PARENT_PROMPT in text and PARENT_ANSWER in text
     no_alert(page)
+    # The Task row links its subagent session within the folder (no server involved).
+    page.evaluate("() => window.scrollTo(0, 0)")
+    link = page.locator("#transcript details.tool a[data-local-session]")
+    link.wait_for()
+    assert link.inner_text() == "open the child session" and (link.get_attribute("data-local-session") or "").endswith(
+        f"{AGENT}.jsonl")
+    link.click()
+    assert AGENT_PROMPT in opened(viewer, f"{AGENT}.jsonl")
+    assert page.locator(f"#session-list button[data-id='{child}']").get_attribute("aria-current") == "true"
 
 
 def test_arrow_keys_open_and_close_a_parents_subagents(viewer: Viewer, projects: Path) -> None:
