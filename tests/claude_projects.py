@@ -13,6 +13,8 @@ Layout (FORMATS §4.1, §4.7)::
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 from tests.interop_support import interop_file
@@ -46,3 +48,27 @@ def claude_projects(root: Path) -> Path:
     inline.mkdir()
     (inline / f"{INLINE}.jsonl").write_bytes(interop_file(f"{REAL}/sidechain.jsonl").read_bytes())
     return projects
+
+
+def records_of(path: Path) -> list[bytes]:
+    return [line for line in path.read_bytes().split(b"\n") if line.strip()]
+
+
+def add_resumed(projects: Path) -> tuple[Path, Path]:
+    """A session resumed from the 2.1.17 one, beside it: its history copied (same uuids and times), then a turn of
+    its own (real records of another session). Its name sorts first and its first record time is the original's:
+    only the order of writing tells them apart (the original's mtime is a minute earlier). Every file of the folder
+    is made idle (an hour old). Returns ``(original, resumed)``."""
+    app = projects / "-src-experiments-claude_p"
+    original = app / f"{PARENT}.jsonl"
+    messages = "claude-code/claude-code-log-1.7.0/dev-docs/messages/claude-code"
+    own = records_of(interop_file(f"{messages}/user/user.jsonl")) + records_of(
+        interop_file(f"{messages}/assistant/assistant.jsonl"))
+    resumed = app / "0resumed.jsonl"
+    resumed.write_bytes(b"\n".join(records_of(original) + own) + b"\n")
+    then = time.time() - 3600
+    for p in projects.rglob("*"):
+        if p.is_file():
+            os.utime(p, (then, then))
+    os.utime(original, (then - 60, then - 60))
+    return original, resumed

@@ -100,6 +100,13 @@ class FileMeta:
     def format(self) -> Format | None:
         return self._loader.format
 
+    @property
+    def uuids(self) -> list[str] | None:
+        """The uuids the file's reader has read so far, first copies in file order (a Claude Code file), for its
+        project (``projects``); None for another format."""
+        value = getattr(self._loader.reader, "uuids", None)
+        return value if type(value) is list else None
+
     def refresh_sync(self) -> None:
         """Read what changed (blocking).
 

@@ -1,6 +1,6 @@
 """The session list people can use (issue 12 item 4): each entry's title, one line of facts (harness, model,
-recency, turns, usage), file name (full path as tooltip) and status; sorted newest first with a toggle; a filter; one Tab stop with arrow keys
-inside; a sidebar that collapses; a page that works 390 px wide."""
+recency, turns, usage), file name (full path as tooltip) and status; sorted newest first with a toggle; a filter;
+one Tab stop with arrow keys inside; a sidebar that collapses; a page that works 390 px wide."""
 
 from __future__ import annotations
 

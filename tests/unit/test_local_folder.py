@@ -19,7 +19,19 @@ import pytest
 
 from assembler.browser import Viewer
 from assembler.browser.folder import LocalFolder, is_candidate
-from tests.claude_projects import AGENT, AGENT_PROMPT, CWD, EMPTY, INLINE, INLINE_CWD, META, PARENT, claude_projects
+from tests.claude_projects import (
+    AGENT,
+    AGENT_PROMPT,
+    CWD,
+    EMPTY,
+    INLINE,
+    INLINE_CWD,
+    META,
+    PARENT,
+    add_resumed,
+    claude_projects,
+    records_of,
+)
 from tests.interop_support import interop_file
 
 INSPECT = "inspect/UKGovernmentBEIS+inspect_ai@499e615/tests/log/test_eval_log"
@@ -132,24 +144,9 @@ def test_entries_are_what_the_server_lists_for_the_same_folder(tmp_path: Path) -
             assert abs(entry["lastActivity"] - other["lastActivity"]) <= 1  # the file's mtime, in ms
 
 
-def _records(path: Path) -> list[bytes]:
-    return [line for line in path.read_bytes().split(b"\n") if line.strip()]
-
-
 def test_a_resumed_session_lists_and_opens_only_what_its_project_did_not_hold_before(tmp_path: Path) -> None:
     projects = claude_projects(tmp_path)
-    app = projects / "-src-experiments-claude_p"
-    original = app / f"{PARENT}.jsonl"
-    # A session resumed from it: its history copied (same uuids and times) and then a turn of its own. Its name
-    # sorts before the original's, and its first record time is the same: only the order of writing tells them apart.
-    messages = "claude-code/claude-code-log-1.7.0/dev-docs/messages/claude-code"
-    user = interop_file(f"{messages}/user/user.jsonl")
-    assistant = interop_file(f"{messages}/assistant/assistant.jsonl")
-    resumed = app / "0resumed.jsonl"
-    resumed.write_bytes(b"\n".join(_records(original) + _records(user) + _records(assistant)) + b"\n")
-    age(projects)
-    then = time.time() - 3600
-    os.utime(original, (then - 60, then - 60))  # written first
+    original, resumed = add_resumed(projects)
     viewer = Viewer()
     entries = {e["id"].rsplit("/", 1)[-1]: e for e in describe(viewer, projects)}
     alone = describe(Viewer(), _only(tmp_path / "alone", original))
@@ -163,7 +160,7 @@ def test_a_resumed_session_lists_and_opens_only_what_its_project_did_not_hold_be
     assert value["error"] is None
     raws = [e for e in viewer.load_result.records if e["type"] == "interop/raw"]  # type: ignore[union-attr]
     duplicates = [e["data"]["duplicateOf"] for e in raws if "duplicateOf" in e["data"]]
-    assert len(duplicates) == sum(1 for r in _records(original) if "uuid" in json.loads(r))  # every record with one
+    assert len(duplicates) == sum(1 for r in records_of(original) if "uuid" in json.loads(r))  # every record with one
     assert {d["file"] for d in duplicates} == {f"projects/-src-experiments-claude_p/{PARENT}.jsonl"}
     # Opened alone (the file picker), the same file is complete (FORMATS §4.8).
     data = resumed.read_bytes()
@@ -186,7 +183,7 @@ def _only(folder: Path, path: Path) -> Path:
 def test_a_summary_in_another_file_titles_the_session_holding_its_leaf(tmp_path: Path) -> None:
     projects = claude_projects(tmp_path)
     app = projects / "-src-experiments-claude_p"
-    leaf = json.loads(_records(app / f"{PARENT}.jsonl")[-1])["uuid"]
+    leaf = json.loads(records_of(app / f"{PARENT}.jsonl")[-1])["uuid"]
     summary = {"type": "summary", "summary": "Exploring claude-code-log", "leafUuid": leaf}
     (app / "summaries.jsonl").write_text(json.dumps(summary) + "\n")
     age(projects)

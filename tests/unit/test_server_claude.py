@@ -22,7 +22,18 @@ from assembler.records import EventFrame, EventRecord, SnapshotFrame
 from assembler.server import create_app
 from assembler.server.source import TAIL_IDLE_S
 from perf.load_follow import ServerThread
-from tests.claude_projects import AGENT, CWD, EMPTY, INLINE, INLINE_CWD, META, PARENT, claude_projects
+from tests.claude_projects import (
+    AGENT,
+    CWD,
+    EMPTY,
+    INLINE,
+    INLINE_CWD,
+    META,
+    PARENT,
+    add_resumed,
+    claude_projects,
+    records_of,
+)
 from tests.interop_support import interop_file
 from tests.unit.test_server_follow import frames, source_update
 
@@ -31,13 +42,16 @@ CODEX = ("codex/codemie-ai+codemie-code@8e8d4ce/src/agents/plugins/codex/__tests
 APP = "-src-experiments-claude_p"
 
 
-def listing(root: Path) -> list[dict[str, Any]]:
+def client_of(root: Path) -> Any:
     from starlette.testclient import TestClient
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # starlette's note on httpx
-        client = TestClient(create_app([root], serve_static=False), base_url="http://localhost")
-    response = client.get("/api/sessions")
+        return TestClient(create_app([root], serve_static=False), base_url="http://localhost")
+
+
+def listing(root: Path) -> list[dict[str, Any]]:
+    response = client_of(root).get("/api/sessions")
     assert response.status_code == 200
     return response.json()["sessions"]  # type: ignore[no-any-return]
 
@@ -87,6 +101,48 @@ def test_a_codex_rollout_read_in_small_pieces_lists_as_read_whole(tmp_path: Path
     monkeypatch.setattr(catalog, "READ_PIECE", 4096)  # records dropped between pieces, responses spanning them
     pieces = listing(tmp_path)
     assert pieces == whole and whole[0]["harness"] == "Codex" and whole[0]["error"] is None
+
+
+def _duplicates(events: list[Any]) -> list[dict[str, Any]]:
+    return [e.data["duplicateOf"] for e in events if e.type == "interop/raw" and "duplicateOf" in e.data]
+
+
+def _events_of(client: Any, sid: str) -> list[Any]:
+    from assembler.chunk_rows import expand_records
+    from assembler.records import decode_page
+
+    response = client.get(f"/api/sessions/{sid}/page", params={"maxMessages": 1000})
+    assert response.status_code == 200
+    return [getattr(r, "event", r) for r in expand_records(decode_page(response.content).records)]
+
+
+@pytest.mark.parametrize("listed_first", [True, False])
+def test_a_resumed_sessions_copies_are_shown_once_in_the_oldest_file(tmp_path: Path, listed_first: bool) -> None:
+    projects = claude_projects(tmp_path)
+    original, resumed = add_resumed(projects)
+    client = client_of(projects)
+    if listed_first:
+        entries = {e["id"]: e for e in client.get("/api/sessions").json()["sessions"]}
+        alone = listing(_alone(tmp_path / "alone", original))[0]
+        assert entries[f"{APP}/{PARENT}"]["turnCount"] == alone["turnCount"] == 1  # the original is whole
+        assert entries[f"{APP}/{PARENT}"]["usage"] == alone["usage"]
+        assert entries[f"{APP}/0resumed"]["turnCount"] == 1  # its own turn; the copied one is the original's
+        usage = entries[f"{APP}/0resumed"].get("usage", {})
+        assert usage.get("cacheReadTokens", 0) < alone["usage"]["cacheReadTokens"]
+    # Its page (asked for before or after the list was read) keeps each copy raw, naming the older file.
+    events = _events_of(client, f"{APP}/0resumed")
+    duplicates = _duplicates(events)
+    assert len(duplicates) == sum(1 for r in records_of(original) if "uuid" in json.loads(r))
+    assert {d["file"] for d in duplicates} == {str(original.resolve())}
+    assert not _duplicates(_events_of(client, f"{APP}/{PARENT}"))  # the oldest file keeps its records
+
+
+def _alone(folder: Path, path: Path) -> Path:
+    folder.mkdir()
+    (folder / path.name).write_bytes(path.read_bytes())
+    st = path.stat()
+    os.utime(folder / path.name, (st.st_atime, st.st_mtime))
+    return folder
 
 
 # -- following a growing Claude Code file --------------------------------------------------------------------
