@@ -72,3 +72,25 @@ def add_resumed(projects: Path) -> tuple[Path, Path]:
             os.utime(p, (then, then))
     os.utime(original, (then - 60, then - 60))
     return original, resumed
+
+
+WARMUP_AGENT = "agent-w4rm0001"
+
+
+def add_warmup(projects: Path) -> Path:
+    """A 2.0.x pre-warmed agent beside the 2.1.17 session (FORMATS §4.1): only a ``Warmup`` prompt and a canned
+    reply. Hand-written records of the documented shape (the fixtures hold none)."""
+    app = projects / "-src-experiments-claude_p"
+    base = {"isSidechain": True, "userType": "external", "cwd": CWD, "sessionId": PARENT, "version": "2.0.5",
+            "agentId": WARMUP_AGENT.removeprefix("agent-")}
+    records = [
+        {**base, "parentUuid": None, "type": "user", "uuid": "w-1", "timestamp": "2026-01-23T17:30:00.000Z",
+         "message": {"role": "user", "content": "Warmup"}},
+        {**base, "parentUuid": "w-1", "type": "assistant", "uuid": "w-2", "timestamp": "2026-01-23T17:30:01.000Z",
+         "message": {"id": "msg_w", "type": "message", "role": "assistant", "model": "claude-haiku-4-5-20251001",
+                     "content": [{"type": "text", "text": "Ready."}], "stop_reason": "end_turn",
+                     "usage": {"input_tokens": 3, "output_tokens": 2}}},
+    ]
+    path = app / f"{WARMUP_AGENT}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path

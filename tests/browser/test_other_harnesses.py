@@ -18,7 +18,17 @@ from typing import TYPE_CHECKING
 import pytest
 from playwright.sync_api import Page
 
-from tests.claude_projects import AGENT, AGENT_PROMPT, CWD, META, PARENT, PARENT_PROMPT, claude_projects
+from tests.claude_projects import (
+    AGENT,
+    AGENT_PROMPT,
+    CWD,
+    META,
+    PARENT,
+    PARENT_PROMPT,
+    WARMUP_AGENT,
+    add_warmup,
+    claude_projects,
+)
 from tests.interop_support import interop_file
 
 if TYPE_CHECKING:
@@ -140,6 +150,28 @@ def test_arrow_keys_open_and_close_a_parents_subagents(viewer: Viewer, projects:
     tab_stops = page.evaluate("() => [...document.querySelectorAll('#session-list button')]"
                               ".filter((b) => b.tabIndex === 0).length")
     assert tab_stops == 1
+
+
+def test_warm_up_sessions_hide_behind_a_toggle(viewer: Viewer, tmp_path: Path) -> None:
+    page = viewer.page
+    projects = claude_projects(tmp_path)
+    add_warmup(projects)
+    page.set_input_files("#folder-input", str(projects))
+    page.wait_for_selector("#warmups-toggle", state="visible")  # the folder is read: it holds a warm-up
+    warm_button = f"button[data-id$='{WARMUP_AGENT}.jsonl']"
+    warm = f"#session-list {warm_button}"
+    expand = f"#session-list button[data-expand$='{PARENT}.jsonl']"
+    toggle = page.locator(expand)
+    assert page.inner_text("#warmups-label").strip() == "Warm-ups (1)"
+    if toggle.get_attribute("aria-expanded") == "false":
+        toggle.click()
+    assert page.locator(warm).count() == 0 and page.inner_text(expand) == "▾ 1 subagent"
+    page.check("#show-warmups")
+    assert page.locator(warm).count() == 1  # under its parent, beside the real subagent
+    assert page.inner_text(expand) == "▾ 2 subagents"
+    assert page.locator(f"#session-list .session-children {warm_button}").count() == 1
+    page.uncheck("#show-warmups")
+    assert page.locator(warm).count() == 0
 
 
 def test_a_codex_rollout_opens_from_the_file_picker(viewer: Viewer) -> None:

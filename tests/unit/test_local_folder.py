@@ -28,7 +28,9 @@ from tests.claude_projects import (
     INLINE_CWD,
     META,
     PARENT,
+    WARMUP_AGENT,
     add_resumed,
+    add_warmup,
     claude_projects,
     records_of,
 )
@@ -114,6 +116,15 @@ def test_a_claude_projects_folder_lists_each_session_with_what_grouping_needs(tm
     assert all(e["parentSession"] == main["sessionId"] and e["id"] == f"{main['id']}/{e['local']['key']}"
                for e in sidechains)
     assert not any(e["file"].endswith(".meta.json") for e in entries)  # the sidecar is no session
+
+
+def test_a_warm_up_agent_is_marked_for_the_list_to_hide(tmp_path: Path) -> None:
+    projects = claude_projects(tmp_path)
+    add_warmup(projects)
+    entries = describe(Viewer(), projects)
+    warm = next(e for e in entries if e["file"] == f"{WARMUP_AGENT}.jsonl")
+    assert warm["warmup"] is True and warm["parentSession"] == PARENT
+    assert sum(1 for e in entries if e.get("warmup")) == 1
 
 
 def test_entries_are_what_the_server_lists_for_the_same_folder(tmp_path: Path) -> None:
