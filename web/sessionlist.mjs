@@ -2,7 +2,7 @@
 // The session list, drawn by plain JavaScript before Python is ready. Its entries come from the server
 // (GET /api/sessions), from a folder opened in the page (described in the worker: assembler/browser/folder.py) and
 // from a local file holding several sessions (an Inspect log: its samples); all have the server's entry shape.
-// Entries are grouped by project (the entry's cwd, else the folder holding the file: a Claude Code project folder's
+// Entries are grouped (sessiongroups.mjs) by project (the entry's cwd, else the folder holding the file: a Claude Code project folder's
 // encoded name is not reversible, the recorded cwd is); a child session (its parentSession names another entry's
 // sessionId) is listed under its parent, indented and collapsible, never as a row of its own; warm-up sessions
 // hide behind a toggle. Each entry says its title, then harness, model, recency, turns and usage in one line, then
@@ -12,18 +12,16 @@
 // collapses.
 import { els } from "./dom.mjs";
 import { listSessions } from "./sessions.mjs";
-import { formatCount, tokenCount } from "./summary.mjs";
+import { describeTime, factsLine, grouped, localUid, usageTitle } from "./sessiongroups.mjs";
+import { formatCount } from "./summary.mjs";
 import { clearAlert, setAlert } from "./status.mjs";
 
+export { localUid };
+
 /** @typedef {import("./sessions.mjs").SessionEntry} SessionEntry */
-/** @typedef {"newest" | "oldest" | "name"} SortOrder */
-/**
- * Where entries come from: the server, a folder opened in the page, or a local file's sessions. A local entry has
- * `local: {path, key}` (a folder's file) or `local: {key}` (a session of the open file).
- * @typedef {{kind: "served" | "folder" | "file", name: string, entries: SessionEntry[]}} ListSource
- * @typedef {{entry: SessionEntry, uid: string, children: Row[]}} Row
- * @typedef {{key: string, label: string, rows: Row[], newest: number}} Group
- */
+/** @typedef {import("./sessiongroups.mjs").SortOrder} SortOrder */
+/** @typedef {import("./sessiongroups.mjs").ListSource} ListSource */
+/** @typedef {import("./sessiongroups.mjs").Row} Row */
 
 /** @type {{sessions: SessionEntry[] | null, folder: ListSource | null, file: ListSource | null, sort: SortOrder,
  *          filter: string, current: string | null, warmups: boolean, expanded: Set<string>,
@@ -40,154 +38,6 @@ const SORTS = {
   oldest: { label: "Oldest first", next: "name" },
   name: { label: "By name", next: "newest" },
 };
-
-/** @param {SessionEntry} s */
-const activity = (s) => s.lastActivity ?? -Infinity;
-
-/** @param {SessionEntry} a @param {SessionEntry} b */
-function compare(a, b) {
-  if (list.sort === "name") return (a.title || a.file).localeCompare(b.title || b.file) || a.id.localeCompare(b.id);
-  return (activity(a) - activity(b)) * (list.sort === "newest" ? -1 : 1) || a.id.localeCompare(b.id);
-}
-
-/** The id a list button carries: served entries keep theirs (the #session= link), local ones are prefixed.
- * @param {ListSource} source @param {SessionEntry} s */
-function uidOf(source, s) {
-  return source.kind === "served" ? s.id : `${source.kind}:${s.id}`;
-}
-
-/** The folder holding the entry's file: the id's folder for a served entry (an id is a relative path), the path's
- * for a local one. @param {ListSource} source @param {SessionEntry} s */
-function folderOf(source, s) {
-  const where = source.kind === "served" ? s.id : s.path;
-  const cut = where.lastIndexOf("/");
-  return cut > 0 ? where.slice(0, cut) : "";
-}
-
-/** @param {ListSource} source @param {SessionEntry} s */
-function projectOf(source, s) {
-  if (s.cwd) return s.cwd;
-  if (source.kind === "file") return source.name;
-  let folder = folderOf(source, s);
-  const parts = folder.split("/");
-  if (parts.length >= 2 && parts[parts.length - 1] === "subagents") folder = parts.slice(0, -2).join("/");
-  return folder;
-}
-
-/** A project's name as shown: its last two path segments (the whole path is the tooltip). @param {string} key */
-function projectLabel(key, /** @type {ListSource} */ source) {
-  if (!key) return source.kind === "served" ? "Served folder" : source.name;
-  const parts = key.split("/").filter(Boolean);
-  return parts.length > 2 ? `…/${parts.slice(-2).join("/")}` : key;
-}
-
-/** @param {SessionEntry} s */
-function matches(s) {
-  if (!list.filter) return true;
-  const needle = list.filter.toLowerCase();
-  return [s.title || "", s.file, s.id, s.cwd || "", s.subagentLabel || ""].some((text) => text.toLowerCase().includes(needle));
-}
-
-/**
- * The source's entries as groups of rows: children under their parent (by sessionId), warm-ups left out unless
- * shown, the filter applied (a row stays when it or a child matches; a matching child opens its parent).
- * @param {ListSource} source
- * @returns {Group[]}
- */
-function grouped(source) {
-  const entries = source.entries.filter((s) => list.warmups || !s.warmup);
-  /** @type {Map<string, SessionEntry>} */
-  const bySession = new Map();
-  for (const s of entries) if (s.sessionId && !bySession.has(s.sessionId)) bySession.set(s.sessionId, s);
-  /** @type {Map<SessionEntry, SessionEntry[]>} */
-  const children = new Map();
-  /** @type {SessionEntry[]} */
-  const top = [];
-  for (const s of entries) {
-    const parent = s.parentSession ? bySession.get(s.parentSession) : undefined;
-    if (parent && parent !== s) {
-      if (!children.has(parent)) children.set(parent, []);
-      /** @type {SessionEntry[]} */ (children.get(parent)).push(s);
-    } else top.push(s);
-  }
-  /** @param {SessionEntry} s @param {number} depth @returns {Row | null} */
-  const rowOf = (s, depth) => {
-    const kids = depth < 8 ? (children.get(s) || []).sort(compare).map((c) => rowOf(c, depth + 1))
-      .filter((r) => r !== null) : [];
-    const uid = uidOf(source, s);
-    list.byUid.set(uid, { entry: s, source });
-    if (!matches(s) && !kids.length) return null;
-    if (list.filter && kids.length) list.expanded.add(uid); // a matching child is shown
-    return { entry: s, uid, children: /** @type {Row[]} */ (kids) };
-  };
-  /** @type {Map<string, Group>} */
-  const groups = new Map();
-  for (const s of top.sort(compare)) {
-    const row = rowOf(s, 0);
-    if (!row) continue;
-    const key = projectOf(source, s);
-    let group = groups.get(key);
-    if (!group) groups.set(key, group = { key, label: projectLabel(key, source), rows: [], newest: -Infinity });
-    group.rows.push(row);
-    group.newest = Math.max(group.newest, activity(s));
-  }
-  const out = [...groups.values()];
-  if (list.sort === "name") out.sort((a, b) => a.label.localeCompare(b.label));
-  else out.sort((a, b) => (a.newest - b.newest) * (list.sort === "newest" ? -1 : 1) || a.key.localeCompare(b.key));
-  return out;
-}
-
-const RELATIVE = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
-const DATE = new Intl.DateTimeFormat("en", { dateStyle: "medium" });
-
-/** How long ago, short ("5 min ago", "yesterday", "3 Jan 2026"). @param {number} ms */
-export function recency(ms, now = Date.now()) {
-  const s = (now - ms) / 1000;
-  if (s < 45) return "just now";
-  if (s < 3600) return RELATIVE.format(-Math.round(s / 60), "minute");
-  if (s < 86400) return RELATIVE.format(-Math.round(s / 3600), "hour");
-  if (s < 7 * 86400) return RELATIVE.format(-Math.round(s / 86400), "day");
-  return DATE.format(new Date(ms));
-}
-
-/** @param {SessionEntry} s */
-function describeTime(s) {
-  if (s.lastActivity === null || s.lastActivity === undefined) return "no time recorded";
-  const when = new Date(s.lastActivity).toLocaleString();
-  return s.lastActivitySource === "mtime" ? `${when} (file modified; the log records no time)` : when;
-}
-
-const USAGE = /** @type {const} */ ([["inputTokens", "input"], ["outputTokens", "output"],
-  ["cacheReadTokens", "cache read"], ["cacheWriteTokens", "cache write"], ["reasoningTokens", "reasoning"]]);
-
-/** A model name without its release date ("claude-opus-4-5-20251101" → "claude-opus-4-5"; the tooltip has it
- * whole). @param {string} model */
-export function shortModel(model) {
-  return model.replace(/-(?:20\d{6}|\d{4}-\d{2}-\d{2})$/, "");
-}
-
-/** The entry's one line of facts: harness, model, recency, turns, usage (what it records). @param {SessionEntry} s */
-export function factsLine(s) {
-  const parts = [];
-  if (s.harness) parts.push(s.harness);
-  if (s.model) parts.push(shortModel(s.model));
-  if (s.lastActivity !== null && s.lastActivity !== undefined) {
-    parts.push(`${s.lastActivitySource === "mtime" ? "~" : ""}${recency(s.lastActivity)}`);
-  }
-  if (Number.isInteger(s.turnCount)) parts.push(`${formatCount(s.turnCount)} turn${s.turnCount === 1 ? "" : "s"}`);
-  else parts.push(`${formatCount(s.eventCount)} events`); // a local file's session: only its events are counted
-  const usage = s.usage || {};
-  const total = USAGE.reduce((sum, [k]) => sum + (Number.isInteger(usage[k]) ? usage[k] : 0), 0);
-  if (total) parts.push(`${tokenCount(total)} tokens`);
-  return parts.join(" · ");
-}
-
-/** @param {SessionEntry} s */
-function usageTitle(s) {
-  const usage = s.usage || {};
-  const figures = USAGE.filter(([k]) => Number.isInteger(usage[k])).map(([k, label]) => `${formatCount(usage[k])} ${label}`);
-  return figures.length ? `tokens: ${figures.join(", ")}` : "no token usage recorded";
-}
 
 /** @param {string} tag @param {string} cls @param {string} text */
 function el(tag, cls, text = "") {
@@ -265,7 +115,8 @@ function draw() {
       head.setAttribute("role", "presentation");
       items.push(head);
     }
-    const groups = grouped(source);
+    const groups = grouped(source, { sort: list.sort, filter: list.filter, warmups: list.warmups,
+      expanded: list.expanded, seen: list.byUid });
     for (const group of groups) {
       const li = el("li", "session-group");
       const head = el("h3", "group-head", group.label);
@@ -457,9 +308,4 @@ export function initSessionList({ onPick, onPickLocal }) {
   setCollapsed(window.matchMedia("(max-width: 600px)").matches);
   els.sessionsToggle.addEventListener("click", () => setCollapsed(document.documentElement.dataset.sidebar !== "collapsed"));
   document.addEventListener("session-opened", (event) => markCurrent(/** @type {CustomEvent<string>} */ (event).detail));
-}
-
-/** The list id of a local entry (what `markCurrent` takes). @param {"folder" | "file"} kind @param {{id: string}} s */
-export function localUid(kind, s) {
-  return `${kind}:${s.id}`;
 }
