@@ -116,3 +116,17 @@ def test_the_csps_allow_data_images_and_nothing_else_new() -> None:
     assert directives["img-src"] == "'self' data:"
     assert directives["default-src"] == "'self'" and directives["connect-src"] == "'self'"
     assert "data:" not in CSP.replace("img-src 'self' data:", "")  # data: is allowed for images only
+
+
+def test_a_tool_results_image_shows_after_its_text() -> None:
+    from conversation_support import view_node
+
+    from assembler.render import render_section
+    from assembler.views import ImageBlockView, TextBlockView, ToolData, ToolResultView
+
+    blocks = [TextBlockView("Screenshot taken"), ImageBlockView(claude("image/png", PNG))]
+    data = ToolData(kind="tool", callId="c", name="Read", arguments='{"file_path": "shot.png"}', turn=1, step=1,
+                    status="done", callSeq=1, result=ToolResultView(seq=2, time=0, isError=False, blocks=blocks))
+    body = render_section(view_node("tool", data, key="1:toolc"), 0)
+    assert "Screenshot taken" in body
+    assert body.index("Screenshot taken") < body.index(f'<img class="attached-image" src="data:image/png;base64,{PNG}"')
