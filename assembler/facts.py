@@ -6,8 +6,10 @@ Only recorded times count (anything before 2000-01-01 is a rebuilt counter); of 
 member's time counts. ``status`` is ``damaged`` (the parse stopped at a fault), ``interrupted`` (the last turn ended
 interrupted or aborted, or was left open and the file is no longer written), ``live`` (a turn is open and the file
 changed within ``LIVE_WINDOW_S``) or ``ended``; a log of a format that never records a turn's end (Claude Code,
-Gemini CLI: ``Format.turn_ends``) is ``ended`` when its open turn is no longer written. Used by the server's list and
-the page's local folders. Pure.
+Gemini CLI: ``Format.turn_ends``) is ``ended`` when its open turn is no longer written. ``SessionMeta`` keeps what
+the list shows of one session of a file (its records are counted, never kept) and ``entry_value`` makes the list
+entry (``server/listing.py`` states the contract); both the server's list and the page's local folders use them.
+Pure.
 """
 
 from __future__ import annotations
@@ -15,7 +17,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["LIVE_WINDOW_S", "REAL_TIME_MIN_MS", "SessionFacts"]
+from .errors import AssemblerError, SessionFileError
+from .formats import Format
+from .logfile import LoadResult
+
+__all__ = ["LIVE_WINDOW_S", "REAL_TIME_MIN_MS", "SessionFacts", "SessionMeta", "describe_problem", "lineage",
+           "entry_value"]
 
 LIVE_WINDOW_S = 120.0
 """A session with an open turn whose file changed this recently is ``live``."""
@@ -128,3 +135,94 @@ class SessionFacts:
         if self.last_end in _INTERRUPTED:
             return "interrupted"
         return "ended"
+
+
+def describe_problem(error: Exception | None, header: Any) -> str | None:
+    """The fault that stopped a session file's parse (with its line), or a missing header, as text; None when sound."""
+    if error is not None:
+        return str(error)
+    if header is None:
+        return str(SessionFileError("no session header", line=1))
+    return None
+
+
+class SessionMeta:
+    """What the list shows of one session of a file: its key in the file (``""`` for a file's only or main one), its
+    label, header, facts, subagent label, event count and first fault. Records are counted (``note``), not kept."""
+
+    def __init__(self, key: str = "", label: str | None = None) -> None:
+        self.key = key
+        self.label = label
+        self.header: dict[str, Any] | None = None
+        self.facts = SessionFacts()
+        self.subagent_label: str | None = None
+        self.event_count = 0
+        self.error: AssemblerError | None = None
+
+    @property
+    def problem(self) -> str | None:
+        return describe_problem(self.error, self.header)
+
+    def note(self, records: Iterable[Any]) -> None:
+        for record in records:
+            self.facts.absorb((record,))
+            if type(record) is dict and record.get("type") == "subagent/descriptor":
+                data = record.get("data")
+                if type(data) is dict and type(data.get("label")) is str:
+                    self.subagent_label = data["label"]
+
+    def take(self, result: LoadResult) -> None:
+        """A session read whole: its header, count, fault and facts."""
+        self.header, self.error, self.event_count = result.header, result.error, result.event_count
+        self.note(result.records)
+
+
+def lineage(header: Any, subagent_label: str | None) -> dict[str, Any]:
+    """What links a parent session and its subagents in a list: the header's ``id`` (``sessionId``) and
+    ``parentSession``, and a child's own label (``subagentLabel``), each only when the log records it."""
+    head = header if type(header) is dict else {}
+    out: dict[str, Any] = {}
+    for key, name in (("id", "sessionId"), ("parentSession", "parentSession")):
+        if type(head.get(key)) is str:
+            out[name] = head[key]
+    if subagent_label is not None:
+        out["subagentLabel"] = subagent_label
+    return out
+
+
+def entry_value(sid: str, *, file: str, path: str, facts: SessionFacts, event_count: int, problem: str | None,
+                size: int, mtime_s: float, now_s: float, fmt: Format | None = None, label: str | None = None,
+                header: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One list entry (``server/listing.py`` states the contract): ``lastActivity`` the newest recorded time, else
+    the file's ``mtime_s`` (labelled ``"mtime"``); ``format``/``harness``, ``cwd``, ``warmup`` and ``usage`` when
+    known."""
+    if facts.last_real_time is not None:
+        last, source = facts.last_real_time, "events"
+    else:
+        last, source = int(mtime_s * 1000), "mtime"
+    head = header if type(header) is dict else {}
+    value: dict[str, Any] = {
+        "id": sid,
+        "title": facts.title or label or facts.first_user_text,
+        "file": file,
+        "path": path,
+        "lastActivity": last,
+        "lastActivitySource": source,
+        "eventCount": event_count,
+        "turnCount": facts.turns,
+        "model": facts.model,
+        "status": facts.status(damaged=problem is not None, mtime_s=mtime_s, now_s=now_s,
+                               turn_ends=fmt is None or fmt.turn_ends),
+        "error": problem,
+        "bytes": size,
+    }
+    if fmt is not None and fmt.harness:
+        value["format"], value["harness"] = fmt.name, fmt.harness
+    cwd = head.get("cwd")
+    if type(cwd) is str and cwd:
+        value["cwd"] = cwd
+    if head.get("warmup") is True:
+        value["warmup"] = True
+    if facts.usage:
+        value["usage"] = dict(facts.usage)
+    return value

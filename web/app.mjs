@@ -11,7 +11,9 @@
 //   loadPage(bytes)  bytes of a SessionPage JSON → {records, inputs, chatNodes, trajectoryNodes,
 //                    ms: {decode, journal, fold, html, render, total}}; replaces the window and renders the first
 //                    screen (its rows' HTML comes with the page: html is the worker's share, render the page's)
-//   openFile(blob, {all, maxMessages})  a local .jsonl / .jsonl.zst / .sqlite → the same summary, plus error and warnings
+//   openFile(blob, {all, maxMessages, key})  a local file of any format of the table (assembler/formats.py) → the
+//                    same summary, plus error, warnings and (a file holding several) sessions; key picks one
+//   openFolder(name, [{file, path}])  a folder read in the worker → its list entries (also shown in the sidebar)
 //   openSession(id)  follows a served session
 //   search(text)     searches the whole transcript (case-insensitive) → {matches}, moves to the first (search.mjs)
 //   showView(name)   chat | trajectory | context; exportFile({format, scope}) (features.mjs)
@@ -26,7 +28,8 @@ import { TEST_MODE } from "./config.mjs";
 import { els } from "./dom.mjs";
 import { initFeatures } from "./features.mjs";
 import { initFiles } from "./files.mjs";
-import { loadOlder, loadPage, openFile } from "./flows.mjs";
+import { describeFolder, loadOlder, loadPage, openFile } from "./flows.mjs";
+import { formatTable, harnessNames, scanned } from "./formats.mjs";
 import { initKeys } from "./keys.mjs";
 import { initLatest } from "./latest.mjs";
 import { openSession } from "./live.mjs";
@@ -35,7 +38,8 @@ import { initReplay } from "./replay.mjs";
 import { initRowTools, rowTools } from "./rowtools.mjs";
 import { bridge, hooks, state, view } from "./runtime.mjs";
 import { fetchPage } from "./sessions.mjs";
-import { initSessionList, refreshSessions } from "./sessionlist.mjs";
+import { currentFolderEntry, folderEntries, initSessionList, localUid, markCurrent, refreshSessions, setLocal }
+  from "./sessionlist.mjs";
 import { bootFailed, bootReady, fileProgress, setAlert, setBootStage } from "./status.mjs";
 import { initTheme } from "./theme.mjs";
 
@@ -57,6 +61,12 @@ bridge.onStage = (stage) => {
 };
 bridge.onProgress = fileProgress;
 view.decorate = rowTools;
+view.localLinks = {
+  current: () => (state.mode === "file" ? currentFolderEntry() : null),
+  entries: folderEntries,
+  open: (/** @type {any} */ entry) => void guarded(`Opening ${entry.file}`,
+    () => openFileAndSeek(null, { local: entry.local?.path, key: entry.local?.key ?? null })),
+};
 
 /**
  * Runs a user action that talks to Python; a Python error becomes an alert and the page stays usable.
@@ -74,12 +84,58 @@ async function guarded(what, action) {
   }
 }
 
-/** @param {Blob & {name?: string}} blob @param {{all?: boolean, maxMessages?: number, name?: string}} [options] */
-async function openFileAndSeek(blob, options) {
+/** The local file opened last with the picker or by a drop (its other sessions re-open it with their key). */
+/** @type {(Blob & {name?: string}) | null} */
+let localFile = null;
+
+/**
+ * The list entries of a local file's sessions (an Inspect log's samples), from its load's outcome.
+ * @param {any} result @param {string} name
+ * @returns {import("./sessions.mjs").SessionEntry[]}
+ */
+function fileSessions(result, name) {
+  return result.sessions.map((/** @type {any} */ s) => ({
+    id: s.key, title: s.label || s.key, file: name, path: name, lastActivity: null, lastActivitySource: "events",
+    eventCount: s.events, turnCount: /** @type {any} */ (undefined), model: null,
+    status: s.error ? "damaged" : "ended", error: s.error, bytes: result.file?.bytes ?? 0,
+    harness: result.file?.harness ?? undefined, local: { key: s.key },
+  }));
+}
+
+/**
+ * Opens a local file (or a file of the open folder: `local`). A file holding several sessions lists them in the
+ * sidebar; picking one re-opens the file with its key.
+ * @param {(Blob & {name?: string}) | null} blob
+ * @param {{all?: boolean, maxMessages?: number, name?: string, key?: string | null, local?: string | null}} [options]
+ */
+async function openFileAndSeek(blob, options = {}) {
   beforeFileOpens();
-  const result = await openFile(blob, options);
+  const again = blob !== null && blob === localFile && Boolean(options.key); // another session of the same file
+  if (blob !== null && !options.local) localFile = blob;
+  // A folder's file is marked before it loads: its rows link its parent and children within the folder.
+  if (options.local) {
+    markCurrent(localUid("folder", { id: options.key ? `${options.local}/${options.key}` : options.local }));
+  }
+  const result = /** @type {any} */ (await openFile(blob, options));
   afterFileOpened();
+  if (!options.local && Array.isArray(result.sessions) && result.sessions.length > 1) {
+    const name = options.name || blob?.name || "file";
+    if (!again) setLocal("file", { name, entries: fileSessions(result, name) });
+    markCurrent(localUid("file", { id: result.session }));
+  } else if (!options.local && !again) setLocal("file", null);
   return result;
+}
+
+/**
+ * Describes a folder in the worker and lists its sessions (grouped by project, subagents under their parent).
+ * @param {string} name @param {{file: File, path: string}[]} files
+ */
+async function openFolder(name, files) {
+  const table = await formatTable();
+  const candidates = files.filter((f) => scanned(f.path, table));
+  const entries = await describeFolder(candidates);
+  setLocal("folder", { name, entries });
+  return entries;
 }
 
 /** @type {Record<string, unknown>} */
@@ -87,6 +143,7 @@ const viewer = {
   ready: bridge.ready.then((timings) => ({ ...timings, stages })),
   loadPage,
   openFile: openFileAndSeek,
+  openFolder,
   openSession: (/** @type {string} */ id) => openSession(id),
   loadOlder,
   scrollToSeq,
@@ -126,13 +183,35 @@ Object.assign(hooks, {
 Object.assign(window, { transcriptViewer: viewer });
 
 initTheme(els.themeToggle);
+// The sidebar sits below the sticky header, whose height changes as it wraps (a long title, a narrow window).
+const header = document.querySelector(".app-header");
+if (header instanceof HTMLElement) {
+  new ResizeObserver(() => document.documentElement.style.setProperty("--header-height", `${header.offsetHeight}px`))
+    .observe(header);
+}
 initFiles({
   button: els.openFile,
   input: els.fileInput,
   overlay: els.dropOverlay,
+  folderButton: els.openFolder,
+  folderInput: els.folderInput,
   onFile: (file) => void guarded(`Opening ${file.name}`, () => openFileAndSeek(file)),
+  onFolder: (name, files) => void guarded(`Reading the folder ${name}`, () => openFolder(name, files)),
 });
-initSessionList({ onPick: (id) => { location.hash = `session=${encodeURIComponent(id)}`; } });
+initSessionList({
+  onPick: (id) => { location.hash = `session=${encodeURIComponent(id)}`; },
+  onPickLocal: (entry, kind) => void guarded(`Opening ${entry.file}`, () => (kind === "folder"
+    ? openFileAndSeek(null, { local: entry.local?.path, key: entry.local?.key ?? null })
+    : openFileAndSeek(localFile, { key: entry.local?.key ?? null }))),
+});
+// The formats the viewer reads, named from the build's table (formats.json), never from a list of our own.
+void formatTable().then((table) => {
+  const names = harnessNames(table);
+  if (!names.length) return;
+  els.openFile.title = `Open a session log (${names.join(", ")}), or drop it on the page; it is read here, nothing is uploaded`;
+  const line = document.getElementById("welcome-formats");
+  if (line) line.textContent = `Reads: ${table.formats.map((f) => f.label).join("; ")}.`;
+});
 initNavigation();
 initKeys();
 initLatest();

@@ -38,6 +38,11 @@ export const els = {
   helpClose: byId("key-help-close", HTMLButtonElement),
   openFile: byId("open-file", HTMLButtonElement),
   fileInput: byId("file-input", HTMLInputElement),
+  openFolder: byId("open-folder", HTMLButtonElement),
+  folderInput: byId("folder-input", HTMLInputElement),
+  warmups: byId("warmups-toggle", HTMLElement),
+  showWarmups: byId("show-warmups", HTMLInputElement),
+  warmupsLabel: byId("warmups-label", HTMLElement),
   dropOverlay: byId("drop-overlay", HTMLElement),
   themeToggle: byId("theme-toggle", HTMLButtonElement),
 };

@@ -1,5 +1,5 @@
 // @ts-check
-// Loading flows: a page (loadPage), a local file (openFile), "Load older" (which keeps the reader's place) and the
+// Loading flows: a page (loadPage), a local file (openFile) or folder (describeFolder), "Load older" (which keeps the reader's place) and the
 // page requests the journal asks for. Every update from the worker goes through applyUpdate.
 import { ownedBytes } from "./bridge.mjs";
 import { FIRST_SCREEN_MARGIN_PX, PAGE_SIZE } from "./config.mjs";
@@ -12,7 +12,8 @@ import { bridge, hooks, state, view } from "./runtime.mjs";
 
 /**
  * An error from the worker: where it happened and what still shows.
- * @typedef {{where: string, message: string, line: number | null, seq: number | null, text?: string, type?: string}} UpdateError
+ * @typedef {{where: string, message: string, line: number | null, seq: number | null, text?: string, type?: string,
+ *   nothingRead?: boolean}} UpdateError
  */
 
 /**
@@ -28,7 +29,8 @@ export function describeError(error) {
   // The message alone when the line and seq are named already (``text`` repeats them: "line 37: ...").
   const detail = at ? error.message || error.text : error.text || error.message;
   switch (error.where) {
-    case "file": return `${where}: ${error.message}. Everything before it is shown.`;
+    case "file": return error.nothingRead ? `${where}: ${error.message}. Nothing was read.`
+      : `${where}: ${error.message}. Everything before it is shown.`;
     case "page": return `${where}: ${error.message}. The page could not be shown.`;
     case "live": return `${where}: ${detail}. Reconnecting; the rows shown so far stay.`;
     case "older": return `${where}: could not load older messages: ${detail}. The rows shown stay.`;
@@ -171,35 +173,35 @@ export async function loadPage(bytes) {
 
 let opens = 0; // local-file opens so far (the last one is the current one)
 
-const SUPPORTED = /\.(jsonl|ndjson|jsonl\.zst|zst|sqlite|sqlite3|db)$/i;
-
 /**
- * Opens a local .jsonl / .jsonl.zst file (read in slices by the worker) or a .sqlite / .db session. A newer call
- * cancels this one (it resolves with `cancelled: true` and shows nothing); a file whose parse passes Python's
- * memory limit (`heapLimit`, default config.FILE_HEAP_LIMIT) is an alert saying it is too big for the page.
- * @param {Blob & {name?: string}} blob
- * @param {{all?: boolean, maxMessages?: number, name?: string, heapLimit?: number}} [options]
+ * Opens a local file: any format of the table (assembler/formats.py); the worker's loader decides from the content
+ * and a file of no known format is the one alert naming the formats tried. `key` picks one session of a file
+ * holding several (an Inspect log; the first by default); `local` is the file's path in the open folder (the worker
+ * reads its own copy of the File, with the folder's context), and then `blob` may be null. A newer call cancels
+ * this one (it resolves with `cancelled: true` and shows nothing); a file whose parse passes Python's memory limit
+ * (`heapLimit`, default config.FILE_HEAP_LIMIT) is an alert saying it is too big for the page.
+ * @param {(Blob & {name?: string}) | null} blob
+ * @param {{all?: boolean, maxMessages?: number, name?: string, key?: string | null, local?: string | null,
+ *   heapLimit?: number}} [options]
  */
-export async function openFile(blob, { all = false, maxMessages = PAGE_SIZE, name, heapLimit } = {}) {
+export async function openFile(blob, { all = false, maxMessages = PAGE_SIZE, name, key = null, local = null,
+  heapLimit } = {}) {
   const mine = ++opens; // a newer open supersedes this one: its answer (if any) is dropped
   resetView();
   state.mode = "file";
-  const fileName = name || blob.name || "session.jsonl";
+  const fileName = name || blob?.name || local?.split("/").pop() || "session";
   state.fileName = fileName;
-  els.title.textContent = fileName;
-  els.title.title = fileName;
-  if (!SUPPORTED.test(fileName)) {
-    const text = `${fileName}: not a session log (the viewer opens .jsonl, .jsonl.zst and .sqlite/.db files). Nothing was read.`;
-    setAlert("file", text);
-    return summary({}, { error: { where: "file", message: text, line: null, seq: null }, warnings: [], file: null });
-  }
+  els.title.textContent = key ? `${fileName} · ${key}` : fileName;
+  els.title.title = local || fileName;
   progressStart(`Reading ${fileName}…`);
   try {
     const t0 = performance.now();
     /** @type {any} */
     let update;
     try {
-      update = await bridge.json("openFile", { file: blob, all, maxMessages, name: fileName, heapLimit });
+      update = local
+        ? await bridge.json("openLocal", { path: local, key, all, maxMessages, heapLimit })
+        : await bridge.json("openFile", { file: blob, all, maxMessages, name: fileName, key, heapLimit });
     } catch (err) {
       const kind = /** @type {any} */ (err).kind;
       if (kind === "cancelled" || mine !== opens) return summary({}, { cancelled: true, error: null, warnings: [], file: null });
@@ -213,7 +215,22 @@ export async function openFile(blob, { all = false, maxMessages = PAGE_SIZE, nam
     applyUpdate(update, { scroll: "end" });
     await renderFirstScreen();
     const ms = { ...update.ms, render: performance.now() - tRender, total: performance.now() - t0 };
-    return summary(update, { ms, error: update.error ?? null, warnings: update.warnings ?? [], file: update.file ?? null });
+    return summary(update, { ms, error: update.error ?? null, warnings: update.warnings ?? [], file: update.file ?? null,
+      sessions: update.sessions ?? null, session: update.session ?? null });
+  } finally {
+    progressEnd();
+  }
+}
+
+/**
+ * Describes a folder's session files in the worker (nothing uploaded): resolves to list entries of the server's
+ * shape (assembler/browser/folder.py), each with `local: {path, key}`.
+ * @param {{file: File, path: string}[]} files
+ */
+export async function describeFolder(files) {
+  progressStart(`Reading ${files.length} files…`);
+  try {
+    return await bridge.json("describeFolder", { files: files.map((f) => f.file), paths: files.map((f) => f.path) });
   } finally {
     progressEnd();
   }

@@ -1,19 +1,36 @@
 // @ts-check
-// The session list (GET /api/sessions), drawn by plain JavaScript before Python is ready: title, file name (full
-// path as tooltip), last activity (the events' own time; the file's mtime only as a labelled fallback), event and
-// turn counts, model, status. Sorted by last activity (a toggle), filtered by title or file name, reached with one
-// Tab stop: arrow keys, Home and End move within the list (a roving tabindex). The sidebar collapses.
+// The session list, drawn by plain JavaScript before Python is ready. Its entries come from the server
+// (GET /api/sessions), from a folder opened in the page (described in the worker: assembler/browser/folder.py) and
+// from a local file holding several sessions (an Inspect log: its samples); all have the server's entry shape.
+// Entries are grouped (sessiongroups.mjs) by project (the entry's cwd, else the folder holding the file: a Claude Code project folder's
+// encoded name is not reversible, the recorded cwd is); a child session (its parentSession names another entry's
+// sessionId) is listed under its parent, indented and collapsible, never as a row of its own; warm-up sessions
+// hide behind a toggle. Each entry says its title, then harness, model, recency, turns and usage in one line, then
+// its file and status. Sorted by last activity (a toggle: groups by their newest entry), filtered by title, file,
+// id or project (a parent stays to show a matching child), reached with one Tab stop: arrow keys, Home and End move
+// within the list (a roving tabindex), ArrowRight / ArrowLeft open and close a parent's children. The sidebar
+// collapses.
 import { els } from "./dom.mjs";
 import { listSessions } from "./sessions.mjs";
+import { describeTime, factsLine, grouped, localUid, usageTitle } from "./sessiongroups.mjs";
 import { formatCount } from "./summary.mjs";
 import { clearAlert, setAlert } from "./status.mjs";
 
-/** @typedef {import("./sessions.mjs").SessionEntry} SessionEntry */
-/** @typedef {"newest" | "oldest" | "name"} SortOrder */
+export { localUid };
 
-/** @type {{sessions: SessionEntry[] | null, sort: SortOrder, filter: string, current: string | null,
- *          onPick: (id: string) => void, loaded: boolean}} */
-const list = { sessions: null, sort: "newest", filter: "", current: null, onPick: () => {}, loaded: false };
+/** @typedef {import("./sessions.mjs").SessionEntry} SessionEntry */
+/** @typedef {import("./sessiongroups.mjs").SortOrder} SortOrder */
+/** @typedef {import("./sessiongroups.mjs").ListSource} ListSource */
+/** @typedef {import("./sessiongroups.mjs").Row} Row */
+
+/** @type {{sessions: SessionEntry[] | null, folder: ListSource | null, file: ListSource | null, sort: SortOrder,
+ *          filter: string, current: string | null, warmups: boolean, expanded: Set<string>,
+ *          onPick: (id: string) => void, onPickLocal: (entry: SessionEntry, source: "folder" | "file") => void,
+ *          loaded: boolean, byUid: Map<string, {entry: SessionEntry, source: ListSource}>}} */
+const list = {
+  sessions: null, folder: null, file: null, sort: "newest", filter: "", current: null, warmups: false,
+  expanded: new Set(), onPick: () => {}, onPickLocal: () => {}, loaded: false, byUid: new Map(),
+};
 
 /** @type {Record<SortOrder, {label: string, next: SortOrder}>} */
 const SORTS = {
@@ -22,78 +39,110 @@ const SORTS = {
   name: { label: "By name", next: "newest" },
 };
 
-/** @param {SessionEntry} s */
-const activity = (s) => s.lastActivity ?? -Infinity;
-
-/** @param {SessionEntry[]} sessions */
-function sorted(sessions) {
-  const out = [...sessions];
-  if (list.sort === "name") out.sort((a, b) => (a.title || a.file).localeCompare(b.title || b.file));
-  else out.sort((a, b) => (activity(a) - activity(b)) * (list.sort === "newest" ? -1 : 1) || a.id.localeCompare(b.id));
-  return out;
+/** @param {string} tag @param {string} cls @param {string} text */
+function el(tag, cls, text = "") {
+  const node = document.createElement(tag);
+  node.className = cls;
+  node.textContent = text;
+  return node;
 }
 
-/** @param {SessionEntry} s */
-function matches(s) {
-  if (!list.filter) return true;
-  const needle = list.filter.toLowerCase();
-  return [s.title || "", s.file, s.id].some((text) => text.toLowerCase().includes(needle));
-}
-
-/** @param {SessionEntry} s */
-function describeTime(s) {
-  if (s.lastActivity === null || s.lastActivity === undefined) return "no time recorded";
-  const when = new Date(s.lastActivity).toLocaleString();
-  return s.lastActivitySource === "mtime" ? `${when} (file modified; the log records no time)` : when;
-}
-
-/** @param {string} cls @param {string} text */
-function span(cls, text) {
-  const el = document.createElement("span");
-  el.className = cls;
-  el.textContent = text;
-  return el;
-}
-
-/** @param {SessionEntry} s */
-function entry(s) {
-  const li = document.createElement("li");
+/** @param {Row} row @param {number} depth */
+function entryItem(row, depth) {
+  const s = row.entry;
+  const li = el("li", depth ? "session-entry session-child" : "session-entry");
   const button = document.createElement("button");
   button.type = "button";
-  button.dataset.id = s.id;
+  button.className = "session-button";
+  button.dataset.id = row.uid;
   button.tabIndex = -1;
-  button.setAttribute("aria-current", s.id === list.current ? "true" : "false");
-  const file = span("session-file", s.file);
+  button.setAttribute("aria-current", row.uid === list.current ? "true" : "false");
+  const name = (depth && s.subagentLabel) || s.title || (s.eventCount === 0 && !s.error ? "Empty session" : s.file);
+  const facts = el("span", "session-meta session-facts", factsLine(s));
+  facts.title = `${describeTime(s)}\n${s.model ? `${s.model}\n` : ""}${formatCount(s.eventCount)} events · ${usageTitle(s)}`;
+  const file = el("span", "session-file", s.file);
   file.title = s.path;
-  const counts = `${formatCount(s.eventCount)} events · ${formatCount(s.turnCount)} turn${s.turnCount === 1 ? "" : "s"}`;
-  const status = span("session-status", s.status);
+  const status = el("span", "session-status", s.status);
   status.dataset.status = s.status;
   if (s.error) status.title = s.error;
-  button.append(
-    span("session-name", s.title || s.file),
-    file,
-    span("session-meta", `${describeTime(s)}`),
-    span("session-meta", `${counts}${s.model ? ` · ${s.model}` : ""}`),
-    status,
-  );
-  button.title = `${s.title || s.file}\n${s.path}`;
+  const tail = el("span", "session-tail");
+  tail.append(status, file);
+  button.append(el("span", "session-name", name), facts, tail);
+  if (s.warmup) button.append(el("span", "session-meta", "warm-up"));
+  button.title = `${s.title || s.file}\n${s.cwd ? `${s.cwd}\n` : ""}${s.path}`;
   li.append(button);
+  if (row.children.length) {
+    const open = list.expanded.has(row.uid);
+    const toggle = el("button", "session-expand small-button",
+      `${open ? "▾" : "▸"} ${row.children.length} subagent${row.children.length === 1 ? "" : "s"}`);
+    toggle.setAttribute("type", "button");
+    toggle.tabIndex = -1; // reached with ArrowRight / ArrowLeft on its parent: the list keeps one Tab stop
+    toggle.dataset.expand = row.uid;
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    toggle.title = open ? "Hide the subagent sessions (ArrowLeft)" : "Show the subagent sessions (ArrowRight)";
+    li.append(toggle);
+    if (open) {
+      const ul = el("ul", "session-children");
+      ul.append(...row.children.map((child) => entryItem(child, depth + 1)));
+      li.append(ul);
+    }
+  }
   return li;
 }
 
+/** The sources shown, in order: a local file's sessions, the open folder, the server's. @returns {ListSource[]} */
+function sources() {
+  /** @type {ListSource[]} */
+  const out = [];
+  if (list.file) out.push(list.file);
+  if (list.folder) out.push(list.folder);
+  if (list.sessions) out.push({ kind: "served", name: "Served sessions", entries: list.sessions });
+  return out;
+}
+
 function draw() {
-  const sessions = list.sessions || [];
-  const shown = sorted(sessions).filter(matches);
-  const items = shown.map(entry);
-  if (!sessions.length) items.push(Object.assign(document.createElement("li"), { className: "session-meta", textContent: "No sessions in the served folder." }));
-  else if (!shown.length) items.push(Object.assign(document.createElement("li"), { className: "session-meta", textContent: `No session matches “${list.filter}”.` }));
+  list.byUid.clear();
+  /** @type {HTMLElement[]} */
+  const items = [];
+  let shown = 0;
+  let warm = 0;
+  const all = sources();
+  for (const source of all) {
+    warm += source.entries.filter((s) => s.warmup).length;
+    if (all.length > 1 || source.kind !== "served") {
+      const head = el("li", "session-source", source.kind === "served" ? "Served"
+        : source.kind === "folder" ? `Folder: ${source.name}` : `File: ${source.name}`);
+      head.setAttribute("role", "presentation");
+      items.push(head);
+    }
+    const groups = grouped(source, { sort: list.sort, filter: list.filter, warmups: list.warmups,
+      expanded: list.expanded, seen: list.byUid });
+    for (const group of groups) {
+      const li = el("li", "session-group");
+      const head = el("h3", "group-head", group.label);
+      head.title = group.key || group.label;
+      const ul = el("ul", "group-entries");
+      ul.append(...group.rows.map((row) => entryItem(row, 0)));
+      li.append(head, ul);
+      items.push(li);
+      shown += group.rows.length;
+    }
+    if (!source.entries.length) {
+      items.push(el("li", "session-meta", source.kind === "served" ? "No sessions in the served folder."
+        : "No session log in this folder (no file of a format the viewer reads)."));
+    } else if (!groups.length) {
+      items.push(el("li", "session-meta", list.filter ? `No session matches “${list.filter}”.` : "Only warm-up sessions (shown with Warm-ups)."));
+    }
+  }
   els.sessionList.replaceChildren(...items);
   const buttons = entryButtons();
   const current = buttons.find((b) => b.dataset.id === list.current) || buttons[0];
   if (current) current.tabIndex = 0; // the one Tab stop of the list
   els.sessionSort.textContent = SORTS[list.sort].label;
   els.sessionSort.title = `Sorted: ${SORTS[list.sort].label.toLowerCase()} (click for ${SORTS[SORTS[list.sort].next].label.toLowerCase()})`;
-  els.sessionList.dataset.count = String(shown.length);
+  els.sessionList.dataset.count = String(shown);
+  els.warmups.hidden = warm === 0;
+  els.warmupsLabel.textContent = ` Warm-ups (${formatCount(warm)})`;
 }
 
 /** @returns {HTMLButtonElement[]} */
@@ -101,17 +150,57 @@ function entryButtons() {
   return [...els.sessionList.querySelectorAll("button[data-id]")].filter((b) => b instanceof HTMLButtonElement);
 }
 
+/** @param {string} uid @param {boolean} open */
+function setExpanded(uid, open) {
+  if (open) list.expanded.add(uid);
+  else list.expanded.delete(uid);
+  draw();
+  focusEntry(uid);
+}
+
+/** @param {string} uid */
+function focusEntry(uid) {
+  const buttons = entryButtons();
+  const target = buttons.find((b) => b.dataset.id === uid);
+  if (!target) return;
+  for (const b of buttons) b.tabIndex = -1;
+  target.tabIndex = 0;
+  target.focus();
+}
+
 /** @param {KeyboardEvent} event */
 function onListKey(event) {
   const buttons = entryButtons();
-  const at = buttons.indexOf(/** @type {HTMLButtonElement} */ (document.activeElement));
+  const focused = /** @type {HTMLButtonElement} */ (document.activeElement);
+  const at = buttons.indexOf(focused);
   if (at < 0) return;
   let next = at;
+  const uid = focused.dataset.id || "";
+  const item = focused.closest("li.session-entry");
   switch (event.key) {
     case "ArrowDown": next = Math.min(buttons.length - 1, at + 1); break;
     case "ArrowUp": next = Math.max(0, at - 1); break;
     case "Home": next = 0; break;
     case "End": next = buttons.length - 1; break;
+    case "ArrowRight":
+      if (item?.querySelector(":scope > .session-expand") && !list.expanded.has(uid)) {
+        event.preventDefault();
+        setExpanded(uid, true);
+      }
+      return;
+    case "ArrowLeft": {
+      if (list.expanded.has(uid) && item?.querySelector(":scope > .session-expand")) {
+        event.preventDefault();
+        setExpanded(uid, false);
+        return;
+      }
+      const parent = item?.parentElement?.closest("li.session-entry")?.querySelector(":scope > button[data-id]");
+      if (parent instanceof HTMLButtonElement && parent.dataset.id) {
+        event.preventDefault();
+        focusEntry(parent.dataset.id);
+      }
+      return;
+    }
     default: return;
   }
   event.preventDefault();
@@ -121,10 +210,14 @@ function onListKey(event) {
   buttons[next].focus();
 }
 
-/** Marks the open session in the list. @param {string | null} id */
+/** Marks the open session in the list (a served id, or a local entry's list id). @param {string | null} id */
 export function markCurrent(id) {
   list.current = id;
   for (const b of entryButtons()) b.setAttribute("aria-current", b.dataset.id === id ? "true" : "false");
+}
+
+function showSidebar() {
+  els.sessions.hidden = !(list.sessions || list.folder || list.file);
 }
 
 /** Fetches and draws the list; resolves to the sessions (null without a server API). */
@@ -137,14 +230,48 @@ export async function refreshSessions() {
   clearAlert("server");
   list.loaded = true;
   document.documentElement.dataset.sessionList = sessions ? "shown" : "none";
-  if (!sessions) {
-    els.sessions.hidden = true;
-    return null;
-  }
   list.sessions = sessions;
-  els.sessions.hidden = false;
-  draw();
+  showSidebar();
+  if (!els.sessions.hidden) draw();
   return sessions;
+}
+
+/**
+ * Shows the entries of a folder opened in the page (replacing the last folder's), or of the local file holding
+ * several sessions (`kind: "file"`; null forgets it).
+ * @param {"folder" | "file"} kind
+ * @param {{name: string, entries: SessionEntry[]} | null} what
+ */
+export function setLocal(kind, what) {
+  list[kind] = what ? { kind, name: what.name, entries: what.entries } : null;
+  showSidebar();
+  if (!els.sessions.hidden) {
+    setCollapsed(false);
+    draw();
+  }
+}
+
+/** The open folder's entries (none without a folder). */
+export function folderEntries() {
+  return list.folder?.entries ?? [];
+}
+
+/** The folder entry open now, if the open session is one of the folder's. */
+export function currentFolderEntry() {
+  const found = list.current ? list.byUid.get(list.current) ?? folderEntryByUid(list.current) : undefined;
+  return found && found.source.kind === "folder" ? found.entry : null;
+}
+
+/** @param {string} uid */
+function folderEntryByUid(uid) {
+  const source = list.folder;
+  const entry = source?.entries.find((s) => localUid("folder", s) === uid);
+  return source && entry ? { entry, source } : undefined;
+}
+
+/** The local file's sessions shown now, if any (its name). */
+export function localFileName() {
+  return list.file?.name ?? null;
 }
 
 /** @param {boolean} collapsed */
@@ -154,16 +281,29 @@ function setCollapsed(collapsed) {
   els.sessionsToggle.title = collapsed ? "Show the session list" : "Hide the session list";
 }
 
-/** @param {{onPick: (id: string) => void}} options */
-export function initSessionList({ onPick }) {
+/** @param {{onPick: (id: string) => void, onPickLocal: (entry: SessionEntry, source: "folder" | "file") => void}} options */
+export function initSessionList({ onPick, onPickLocal }) {
   list.onPick = onPick;
+  list.onPickLocal = onPickLocal;
   els.sessionList.addEventListener("click", (event) => {
-    const button = /** @type {Element} */ (event.target).closest?.("button[data-id]");
-    if (button instanceof HTMLButtonElement && button.dataset.id) list.onPick(button.dataset.id);
+    const target = /** @type {Element} */ (event.target);
+    const expand = target.closest?.("button[data-expand]");
+    if (expand instanceof HTMLButtonElement && expand.dataset.expand) {
+      setExpanded(expand.dataset.expand, !list.expanded.has(expand.dataset.expand));
+      return;
+    }
+    const button = target.closest?.("button[data-id]");
+    if (!(button instanceof HTMLButtonElement) || !button.dataset.id) return;
+    const found = list.byUid.get(button.dataset.id);
+    if (found && found.source.kind !== "served") {
+      markCurrent(button.dataset.id);
+      list.onPickLocal(found.entry, found.source.kind);
+    } else list.onPick(button.dataset.id);
   });
   els.sessionList.addEventListener("keydown", onListKey);
   els.sessionFilter.addEventListener("input", () => { list.filter = els.sessionFilter.value.trim(); draw(); });
   els.sessionSort.addEventListener("click", () => { list.sort = SORTS[list.sort].next; draw(); });
+  els.showWarmups.addEventListener("change", () => { list.warmups = els.showWarmups.checked; draw(); });
   els.refresh.addEventListener("click", () => void refreshSessions());
   setCollapsed(window.matchMedia("(max-width: 600px)").matches);
   els.sessionsToggle.addEventListener("click", () => setCollapsed(document.documentElement.dataset.sidebar !== "collapsed"));

@@ -11,10 +11,14 @@ export function sessionPath(id) {
 }
 
 /**
- * One entry of GET /api/sessions (the contract is assembler/server/listing.py).
+ * One entry of GET /api/sessions (the contract is assembler/server/listing.py; a local folder's entries have the
+ * same shape, from assembler/browser/folder.py, plus `local`).
  * @typedef {{id: string, title: string | null, file: string, path: string, lastActivity: number | null,
  *   lastActivitySource: "events" | "mtime", eventCount: number, turnCount: number, model: string | null,
- *   status: "live" | "ended" | "interrupted" | "damaged", error: string | null, bytes: number}} SessionEntry
+ *   status: "live" | "ended" | "interrupted" | "damaged", error: string | null, bytes: number,
+ *   format?: string, harness?: string, cwd?: string, warmup?: boolean, usage?: Record<string, number>,
+ *   sessionId?: string, parentSession?: string, subagentLabel?: string,
+ *   local?: {path?: string, key: string | null}}} SessionEntry
  */
 
 /**

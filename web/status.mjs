@@ -183,8 +183,9 @@ export function sizeText(n) {
   return `${(n / 1e9).toFixed(2)} GB`;
 }
 
-/** A progress message from the worker while it reads a local file.
- * @param {{phase?: string, size?: number, bytes?: number, name?: string, lines?: number}} msg */
+/** A progress message from the worker while it reads a local file (or, phase "folder", a folder's files).
+ * @param {{phase?: string, size?: number, bytes?: number, name?: string, lines?: number, done?: number,
+ *   total?: number}} msg */
 export function fileProgress(msg) {
   progressTicks += 1;
   document.documentElement.dataset.progressTicks = String(progressTicks);
@@ -195,6 +196,11 @@ export function fileProgress(msg) {
     if (msg.name) progressName = msg.name;
     els.progressText.textContent =
       `Reading ${progressName || "the file"}: ${sizeText(msg.bytes ?? 0)} of ${sizeText(msg.size)}${lines}`;
+  } else if (msg.phase === "folder" && msg.total) {
+    els.progressBar.max = msg.total;
+    els.progressBar.value = msg.done ?? 0;
+    els.progressText.textContent = `Reading the folder: ${formatCount(msg.done ?? 0)} of ${formatCount(msg.total)} files`
+      + (msg.name ? ` (${msg.name.split("/").pop()})` : "");
   } else if (msg.phase === "fold") {
     els.progressBar.removeAttribute("value");
     els.progressText.textContent = "Assembling the transcript…";

@@ -6,7 +6,7 @@
 // their body when opened; long text renders in slices behind "Show more". Only HTML produced by our Python renderer
 // is ever assigned with innerHTML; every other string goes through textContent.
 import { VirtualList } from "./vlist.mjs";
-import { listSessions } from "./sessions.mjs";
+import { linkChildren } from "./childlinks.mjs";
 import { summaryText } from "./summary.mjs";
 
 /**
@@ -43,6 +43,9 @@ export class TranscriptView {
    * @param {{onError?: (err: Error) => void, onFilled?: (article: HTMLElement) => void}} [options]
    */
   constructor(container, bridge, { onError = () => {}, onFilled = () => {} } = {}) {
+    /** A local folder's sessions, when the open file is one of them (app.mjs sets it): its links open locally.
+     * @type {{current: () => any, entries: () => any[], open: (entry: any) => void} | null} */
+    this.localLinks = null;
     this.container = container;
     this.bridge = bridge;
     this.onError = onError;
@@ -306,36 +309,7 @@ export class TranscriptView {
       if (d instanceof HTMLDetailsElement) d.open = true; // the toggle handler renders its body again
     }
     this.onFilled(el);
-    if (el.querySelector(".child-link:empty")) void this._linkChildren(el);
-  }
-
-  // Subagent rows: a link to the child (or, in a child, the parent) session when the server serves it. The served
-  // list says each session's header id, parent and own label; the row says the child's id or label.
-  /** @param {HTMLElement} root */
-  async _linkChildren(root) {
-    this.served ??= listSessions().then((answer) => answer.sessions || [], () => []);
-    const list = await this.served;
-    const current = new URLSearchParams(location.hash.replace(/^#/, "")).get("session");
-    const me = list.find((s) => s.id === current);
-    for (const span of root.querySelectorAll(".child-link:empty")) {
-      if (!(span instanceof HTMLElement)) continue;
-      const { childSession, subagentLabel, parentLink } = span.dataset;
-      let target = null;
-      if (parentLink) {
-        target = me?.parentSession ? list.find((s) => s.sessionId === me.parentSession) : null;
-      } else {
-        if (childSession) target = list.find((s) => s.sessionId === childSession);
-        if (!target && subagentLabel && me?.sessionId) {
-          target = list.find((s) => s.parentSession === me.sessionId && s.subagentLabel === subagentLabel);
-        }
-      }
-      if (!target) continue;
-      const a = document.createElement("a");
-      a.href = `#session=${encodeURIComponent(target.id)}`;
-      a.textContent = parentLink ? "open the parent session" : "open the child session";
-      a.addEventListener("click", (e) => e.stopPropagation()); // inside a <summary>: follow, do not toggle
-      span.replaceChildren(a);
-    }
+    if (el.querySelector(".child-link:empty")) void linkChildren(this, el);
   }
 
   _settle() {

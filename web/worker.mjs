@@ -9,8 +9,9 @@
 // Bytes travel as transferred ArrayBuffers: into Python as a Uint8Array converted with pyodide.toPy (a
 // memoryview, one copy), out of Python as the bytes of msgspec-encoded JSON. Unsolicited messages:
 // {type: "stage", stage, text, ms} at each boot stage (runtime, packages, ready: see config.BOOT_STAGES) and
-// {type: "progress", id, ...} while a file is read. A refused openFile answers {id, ok: false, error, kind}: kind
-// "cancelled" (a newer open superseded it) or "too-big" (Python's memory passed FILE_HEAP_LIMIT). The test hook runPython exists only when this worker's URL
+// {type: "progress", id, ...} while a file (phase read, then fold) or a folder (phase folder: done of total files)
+// is read. A refused openFile answers {id, ok: false, error, kind}: kind "cancelled" (a newer open superseded it) or
+// "too-big" (Python's memory passed FILE_HEAP_LIMIT). The test hook runPython exists only when this worker's URL
 // carries ?test=1 (the page passes its own flag on).
 import { AFTER_RESTORE, PACKAGES, SNAPSHOT_PATH, pyodideOptions } from "./boot.mjs";
 import { FILE_HEAP_LIMIT, PAGE_SIZE, SLICE_BYTES, TEST_MODE } from "./config.mjs";
@@ -132,7 +133,7 @@ function call(method, ...args) {
 
 /** @param {ArrayBuffer | Uint8Array} bytes */
 function replayed(bytes) {
-  const result = JSON.parse(new TextDecoder().decode(bytes));
+  const result = JSON.parse(decoder.decode(bytes));
   result.wasmHeapBytes = /** @type {any} */ (pyodide)._module.HEAP8.length;
   return result;
 }
@@ -141,6 +142,11 @@ function replayed(bytes) {
 function bytesOf(buffer) {
   return buffer instanceof Uint8Array ? buffer : new Uint8Array(buffer);
 }
+
+const decoder = new TextDecoder();
+const encoder = new TextEncoder();
+/** @param {any} bytes */
+const parsed = (bytes) => JSON.parse(decoder.decode(bytes));
 
 /** An answer that is no result: the page gets {ok: false, kind, error}. */
 class Refusal extends Error {
@@ -151,7 +157,7 @@ class Refusal extends Error {
   }
 }
 
-/** Which local-file open is the current one: a newer open supersedes the one in flight (issue 23 item 7). */
+/** Which local-file open is the current one: a newer open supersedes the one in flight. */
 let currentOpen = 0;
 
 /** @param {number} n */
@@ -160,15 +166,19 @@ const megabytes = (n) => `${(n / 1e6).toLocaleString("en-US", { minimumFractionD
 /**
  * Reads a local file into Python in slices. A newer openFile cancels this one at its next slice (the slices are read
  * with an await, and a newer open resets Python's file load meanwhile: feeding it this file's bytes would mix the
- * two). When Python's memory passes `heapLimit` (or Python fails while it is near it), the open stops with "too
- * big to open in the page".
+ * two). It stops at the first slice after which the parse has failed (a file of no known format, a bad line:
+ * nothing after it would be read anyway), so a 2 GB file that is no log is not read to its end. When Python's
+ * memory passes `heapLimit` (or Python fails while it is near it), the open stops with "too big to open in the
+ * page". `key` picks one session of a file holding several; `local` is its path in the open folder.
  * @param {number} id
- * @param {{file: Blob & {name?: string}, all?: boolean, maxMessages?: number, heapLimit?: number}} args
+ * @param {{file: Blob & {name?: string}, all?: boolean, maxMessages?: number, heapLimit?: number,
+ *   key?: string | null, local?: string | null}} args
  */
-async function openFile(id, { file, all = false, maxMessages = PAGE_SIZE, heapLimit = FILE_HEAP_LIMIT }) {
+async function openFile(id, { file, all = false, maxMessages = PAGE_SIZE, heapLimit = FILE_HEAP_LIMIT, key = null,
+  local = null }) {
   const mine = ++currentOpen;
   const size = file.size;
-  const name = file.name || "session.jsonl";
+  const name = file.name || "session";
   const heap = () => /** @type {any} */ (pyodide)._module.HEAP8.length;
   let offset = 0;
   /** @param {unknown} [cause] */
@@ -179,7 +189,7 @@ async function openFile(id, { file, all = false, maxMessages = PAGE_SIZE, heapLi
       + `memory here passed ${megabytes(heapLimit)} after ${megabytes(offset)} of it${why}. `
       + "`transcript-assembler serve` opens it (run it on the file's folder and pick the session from the list).");
   };
-  call("file_begin", name, size);
+  call("file_begin", name, size, key ?? undefined, local ?? undefined); // undefined reaches Python as None
   let lastPost = 0;
   post({ type: "progress", id, phase: "read", bytes: 0, size, name });
   try {
@@ -187,15 +197,16 @@ async function openFile(id, { file, all = false, maxMessages = PAGE_SIZE, heapLi
       const slice = new Uint8Array(await file.slice(offset, offset + SLICE_BYTES).arrayBuffer());
       if (mine !== currentOpen) throw new Refusal("cancelled", `opening ${name} was cancelled by a newer open`);
       offset += slice.length;
-      const progress = JSON.parse(new TextDecoder().decode(call("file_feed", slice)));
+      const progress = parsed(call("file_feed", slice));
       if (heap() > heapLimit) throw tooBig();
       const now = performance.now();
-      if (now - lastPost > 50 || offset >= size) {
+      if (now - lastPost > 50 || offset >= size || progress.error) {
         lastPost = now;
         post({ type: "progress", id, phase: "read", ...progress });
       }
+      if (progress.error) break;
     }
-    post({ type: "progress", id, phase: "fold", bytes: size, size, name });
+    post({ type: "progress", id, phase: "fold", bytes: offset, size, name });
     const update = call("file_finish", all, maxMessages);
     if (heap() > heapLimit) throw tooBig();
     return update;
@@ -210,11 +221,68 @@ async function openFile(id, { file, all = false, maxMessages = PAGE_SIZE, heapLi
   }
 }
 
+/** The files of the folder the page opened last, by their path in it: read again when one is opened. */
+/** @type {Map<string, File>} */
+let folderFiles = new Map();
+
+/**
+ * Describes a folder's session files for the list (assembler/browser/folder.py decides what is read and in which
+ * order): the sidecars and the first bytes of the .jsonl files first, then each candidate whole, in slices, its
+ * records counted and dropped. Progress is posted per file.
+ * @param {number} id
+ * @param {{files: File[], paths: string[]}} args
+ */
+async function describeFolder(id, { files, paths }) {
+  folderFiles = new Map(paths.map((path, i) => [path, files[i]]));
+  const list = paths.map((path, i) => ({ path, size: files[i].size, lastModified: files[i].lastModified }));
+  const needs = parsed(call("folder_open", encoder.encode(JSON.stringify(list))));
+  /** @param {string} path @param {number} [end] */
+  const bytes = async (path, end) => {
+    const file = /** @type {File} */ (folderFiles.get(path));
+    return new Uint8Array(await (end === undefined ? file : file.slice(0, end)).arrayBuffer());
+  };
+  for (const path of needs.sidecars) call("folder_give", "sidecar", path, await bytes(path, needs.sidecarBytes));
+  for (const path of needs.heads) call("folder_give", "head", path, await bytes(path, needs.headBytes));
+  /** @type {string[]} */
+  const order = parsed(call("folder_order"));
+  let lastPost = 0;
+  for (const [done, path] of order.entries()) {
+    const now = performance.now();
+    if (now - lastPost > 50) {
+      lastPost = now;
+      post({ type: "progress", id, phase: "folder", done, total: order.length, name: path });
+    }
+    const file = /** @type {File} */ (folderFiles.get(path));
+    call("folder_read_begin", path);
+    for (let offset = 0; offset < file.size;) {
+      const slice = new Uint8Array(await file.slice(offset, offset + SLICE_BYTES).arrayBuffer());
+      offset += slice.length;
+      if (!parsed(call("folder_read_feed", slice)).go) break; // its parse failed: the rest is not read
+    }
+    call("folder_read_finish");
+  }
+  post({ type: "progress", id, phase: "folder", done: order.length, total: order.length, name: "" });
+  return call("folder_entries");
+}
+
+/**
+ * Opens a file of the open folder (its reader gets the folder's context: the sidecar, the project's older uuids).
+ * @param {number} id
+ * @param {{path: string, key?: string | null, all?: boolean, maxMessages?: number, heapLimit?: number}} args
+ */
+async function openLocal(id, { path, key = null, all = false, maxMessages = PAGE_SIZE, heapLimit = FILE_HEAP_LIMIT }) {
+  const file = folderFiles.get(path);
+  if (!file) throw new Error(`${path} is not a file of the open folder (open the folder again)`);
+  return openFile(id, { file, key, all, maxMessages, heapLimit, local: path });
+}
+
 /** @type {Record<string, (id: number, args: any) => Promise<any>>} */
 const OPS = {
   ready: async () => ({ ...timings, started }),
   loadPage: async (_id, { bytes }) => call("load_page", bytesOf(bytes)),
   openFile: async (id, args) => openFile(id, args),
+  describeFolder: async (id, args) => describeFolder(id, args),
+  openLocal: async (id, args) => openLocal(id, args),
   frames: async (_id, { frames }) => call("apply_frames", frames.map((/** @type {ArrayBuffer | Uint8Array} */ f) => bytesOf(f))),
   older: async (_id, { maxMessages = PAGE_SIZE }) => call("request_older", maxMessages),
   answer: async (_id, { requestId, bytes }) => call("answer_page", requestId, bytesOf(bytes)),

@@ -12,7 +12,8 @@ incrementally: a damaged stream is an error that keeps what came before it. A SQ
 slices: its bytes are collected and, at ``finish``, read by the same ``store.sqlite.read_sqlite`` as the CLI from a
 private temporary file (Pyodide's in-memory file system in the browser), removed right after; a file that is not a
 session database is an error naming the file. A file holding several sessions (an Inspect log) shows the one named
-by ``key`` (the first by default) and lists them all in its outcome. Bytes come in.
+by ``key`` (the first by default) and lists them all in its outcome. ``context`` is the reader's (a file of an open
+folder: ``folder.LocalFolder.context``). Bytes come in.
 """
 
 from __future__ import annotations
@@ -38,12 +39,13 @@ class FileLoad:
     The parse stops at the first fault and keeps everything before it (``LoadResult.error`` names the line).
     """
 
-    def __init__(self, name: str = "", size: int = 0, key: str | None = None) -> None:
+    def __init__(self, name: str = "", size: int = 0, key: str | None = None,
+                 context: dict[str, Any] | None = None) -> None:
         self.name = name
         self.size = size
         self.key = key
         self.loader = AnyLoader(name or "session.jsonl", max_line_bytes=DEFAULT_MAX_LINE_BYTES, pack_deltas=True,
-                                key=key)  # our rows are repacked below anyway
+                                key=key, context=context)  # our rows are repacked below anyway
         self.bytes_read = 0
         self.failure: str | None = None
         self.parse_ms = 0.0  # time spent in feed and finish (decompression, parsing and repacking)
@@ -114,7 +116,8 @@ class FileLoad:
 
     def outcome(self, result: LoadResult) -> dict[str, Any]:
         """What the finished load reports beside the page: ``file`` (name and counts), ``warnings`` (skipped torn
-        lines) and ``error`` (None, a decompression failure, or the faulty line's ``{message, line, seq, text}``)."""
+        lines) and ``error`` (None, a decompression failure, or the faulty line's ``{message, line, seq, text}``;
+        ``nothingRead`` when the file is of no known format)."""
         fmt = self.loader.format
         value: dict[str, Any] = {
             "file": {"name": self.name, "bytes": self.bytes_read, "lines": result.lines,
@@ -135,4 +138,6 @@ class FileLoad:
             err = result.error
             value["error"] = {"where": "file", "message": err.message, "line": err.line, "seq": err.seq,
                               "text": str(err)}
+            if fmt is None:
+                value["error"]["nothingRead"] = True  # no format recognised: not one record was read
         return value

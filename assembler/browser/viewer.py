@@ -38,6 +38,7 @@ from ..records import (
 from ..render.texts import tool_texts
 from ..transcript import by_anchor, canonical_json, current_transcript, summarize, transcript
 from ..views import FlushResult, ToolData, ViewNode, hidden_by_default
+from .folder import FolderMixin
 from .gcpause import page_load
 from .guard import CallOrderError, guarded
 from .local import FileLoad
@@ -62,7 +63,7 @@ __all__ = [
 ]
 
 
-class Viewer(ViewsMixin, ReplayMixin):
+class Viewer(ViewsMixin, ReplayMixin, FolderMixin):
     """One viewer window: a journal, an assembler over its window, the current chat nodes and an optional local
     source that answers "Load older". Every public method returns JSON bytes for the page.
 
@@ -338,11 +339,13 @@ class Viewer(ViewsMixin, ReplayMixin):
 
     # -- entry points: local files ------------------------------------------------------------------------------
 
-    def file_begin(self, name: str, size: int = 0, key: str | None = None) -> None:
+    def file_begin(self, name: str, size: int = 0, key: str | None = None, local: str | None = None) -> None:
         """Start reading a local file of any format the table knows (``key``: which session of a file holding
-        several; the first by default); the window is cleared."""
+        several; the first by default; ``local``: its path in the open folder, which gives its reader the context
+        the folder's list was read with); the window is cleared."""
         self.reset()
-        self.file = FileLoad(str(name), int(size), None if key is None else str(key))
+        context = self.folder_context(str(local)) if local is not None else None
+        self.file = FileLoad(str(name), int(size), None if key is None else str(key), context)
 
     def file_feed(self, data: Any) -> bytes:
         """Parse the next slice of the file; returns progress ``{bytes, size, lines, events, records, error}``."""
@@ -447,7 +450,8 @@ class Viewer(ViewsMixin, ReplayMixin):
 
 
 for _name in ("load_page", "apply_frames", "request_older", "answer_page", "page_failed", "file_feed",
-              "file_finish", "render", "render_more", "render_section", "find_seq"):
+              "file_finish", "render", "render_more", "render_section", "find_seq", "folder_read_feed",
+              "folder_read_finish"):
     setattr(Viewer, _name, guarded(_name, getattr(Viewer, _name)))
 
 

@@ -51,6 +51,12 @@ class LogBuilder:
     def next_seq(self) -> int:
         return self._dropped + len(self.events)
 
+    def event(self, seq: int) -> dict[str, Any] | None:
+        """The event of ``seq`` while it is held (``events`` is indexed from the first event not dropped); None once
+        ``drop`` forgot it. A reader amending an event it wrote looks it up here, never by ``events[seq]``."""
+        at = seq - self._dropped
+        return self.events[at] if 0 <= at < len(self.events) else None
+
     def drop(self) -> None:
         """Forget the events handed out so far (a reader that only counts them, as the session list does); seqs go
         on from where they were."""

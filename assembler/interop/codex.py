@@ -139,8 +139,9 @@ class CodexReader(LineReader):
         chunk = out.usage(usage, time) if usage is not None else None
         seq = out.message(time=time, provider=self.provider, model=self.model, usage=usage,
                           message_id=self.step_id)
-        if self.encrypted:
-            out.events[seq]["data"]["message"]["source"]["replayState"] = {"reasoning": self.encrypted}
+        event = out.event(seq)
+        if self.encrypted and event is not None:
+            event["data"]["message"]["source"]["replayState"] = {"reasoning": self.encrypted}
         return chunk
 
     def settle(self, time: int) -> None:

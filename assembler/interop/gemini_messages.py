@@ -190,7 +190,7 @@ class Messages:
                  inline: list[str] | None = None) -> None:
         entry = Emitted(msg, self.out.turn, step, origin)
         entry.surface = [s for s in range(first, self.out.next_seq)
-                         if self.out.events[s].get("surfaceOp") is not None]
+                         if (self.out.event(s) or {}).get("surfaceOp") is not None]
         for call_id in inline or ():  # calls recorded only as functionCall parts: a later response answers them
             entry.calls.add(call_id)
             self.pending[call_id] = entry
@@ -267,8 +267,9 @@ class Messages:
         the step an earlier copy of the message was written in (a call a later copy added)."""
         out = self.out
         seq = out.tool_call(call.id, call.name, json_args(call.args or {}), time)
-        if at is not None:
-            out.events[seq]["data"].update(turn=at.turn, step=at.step)
+        event = out.event(seq)
+        if at is not None and event is not None:
+            event["data"].update(turn=at.turn, step=at.step)
         if call.agentId:
             out.emit("tool-workflow/agent-start", {"runId": call.id, "seq": 1, "label": call.displayName or call.name,
                                                    "childId": call.agentId, "turn": at.turn if at else out.turn},
@@ -288,8 +289,9 @@ class Messages:
                     meta[key] = value
         seq = out.tool_result(call_id, blocks, is_error=error or (call is not None and call.status == "error"),
                               time=time, meta=meta or None)
-        if at is not None:
-            out.events[seq]["data"].update(turn=at.turn, step=at.step)
+        event = out.event(seq)
+        if at is not None and event is not None:
+            event["data"].update(turn=at.turn, step=at.step)
         if call is not None and call.agentId:
             outcome = call.status or "done"
             out.emit("tool-workflow/agent-end", {"runId": call_id, "seq": 1, "outcome": outcome,

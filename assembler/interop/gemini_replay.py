@@ -78,8 +78,9 @@ class Replay:
         out = self.out
         out.begin(rec.origin, self.rtype(rec), rec.text, rec.value)
         seq = out.end(notice=notice, duplicate_of=duplicate_of)
-        if seq is not None and marks:
-            out.events[seq]["data"].update(marks)
+        event = out.event(seq) if seq is not None else None
+        if event is not None and marks:
+            event["data"].update(marks)
 
     @staticmethod
     def rtype(rec: Rec) -> str:
@@ -194,8 +195,11 @@ class Replay:
         out.begin(rec.origin, "$rewindTo", rec.text, rec.value)
         if positions:
             start = positions[0]
-            if start > 0:
-                keep = out.events[out.surface[start - 1]]
+            keep = out.event(out.surface[start - 1]) if start > 0 else None
+            if start > 0 and keep is None:
+                # Only a reader that counts and drops its events (a session list) gets here: what it kept is gone.
+                out.replace_surface(start - 1)
+            elif keep is not None:
                 out.replace_surface(start - 1)
                 out.emit(keep["type"], json.loads(compact(keep["data"])), time=keep["time"])
             else:

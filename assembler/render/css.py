@@ -107,7 +107,10 @@ details.think { content-visibility: auto; contain-intrinsic-size: auto 2.2rem; }
 .md a, a.md-image { color: var(--accent); }
 .show-more { margin: 0.3rem 0; font: inherit; font-size: 0.85rem; color: var(--accent); background: none;
   border: 1px solid var(--border); border-radius: 6px; padding: 0.15rem 0.6rem; cursor: pointer; }
-.other-block, .image-block { color: var(--muted); font-style: italic; }
+.other-block, .image-placeholder { color: var(--muted); font-style: italic; }
+figure.image-block { margin: 0.4rem 0; }
+.attached-image { display: block; max-width: 100%; max-height: 32rem; height: auto; border: 1px solid var(--border);
+  border-radius: 6px; }
 .mono { font-family: var(--mono); font-size: 0.85rem; max-height: 28rem; overflow: auto; }
 .tool-streaming { border: 1px dashed var(--border); border-radius: 8px; padding: 0.3rem 0.6rem; }
 .event-row { font-size: 0.8rem; color: var(--muted); white-space: nowrap; overflow: hidden;

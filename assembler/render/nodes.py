@@ -34,6 +34,7 @@ from ..views import (
     is_recorded_time,
 )
 from .activity import activity_html, overflow_html
+from .images import image_html
 from .markdown import HIGHLIGHT_LIMIT, code_html, escape
 from .slices import SLICE_CHARS, sliced
 from .texts import (
@@ -42,8 +43,8 @@ from .texts import (
     command_texts,
     duration_text,
     first_line,
+    input_display_text,
     input_role,
-    input_text,
     json_text,
     node_text_blocks,
     plural,
@@ -109,7 +110,7 @@ def _render_assistant(node: ViewNode, data: AssistantStepData, display: NodeDisp
                 continue
             parts.append(streamed_call_html(block.name, block.argsRaw))  # type: ignore[union-attr]
         elif t is ImageBlockView:
-            parts.append('<div class="image-block">[image]</div>')
+            parts.append(image_html(block.attachment))  # type: ignore[union-attr]
         else:
             inner = getattr(block, "block", None)
             btype = inner.get("type") if type(inner) is dict else None
@@ -172,7 +173,8 @@ def _render_input(node: ViewNode, data: InputMessageData, display: NodeDisplay, 
                   lazy: bool = True) -> str:
     key = node.key
     role = input_role(data)
-    text = input_text(data) or ""
+    text = input_display_text(data)
+    images = "".join(image_html(b.attachment) for b in data.blocks if type(b) is ImageBlockView)
     if role == "context":
         who = _source_label(data.source)
         title = f'<span class="row-label">Context injection</span> <span class="context-source">{escape(who)}</span>'
@@ -181,12 +183,13 @@ def _render_input(node: ViewNode, data: InputMessageData, display: NodeDisplay, 
         else:
             body = (f'<div class="context-body md">{sliced(text, markdown=True, key=key, block=0, limit=limit)}'
                     "</div>") if text else ""
-        return f'<details class="context" data-block="0"><summary>{title}</summary>{body}</details>'
+        return f'<details class="context" data-block="0"><summary>{title}</summary>{body}{images}</details>'
     label = "Steering" if role == "steering" else "User"
     clock = clock_text(data.time)
     stamp = f' <span class="message-clock">{clock}</span>' if clock else ""
+    shown = sliced(text, markdown=False, key=key, block=0, limit=limit) if text or not images else ""
     return (f'<div class="user-message role-{escape(role)}"><div class="role-label">{label}{stamp}</div>'
-            f'{sliced(text, markdown=False, key=key, block=0, limit=limit)}</div>')
+            f'{shown}{images}</div>')
 
 
 def _render_tool(node: ViewNode, data: ToolData, display: NodeDisplay, limit: int | None,

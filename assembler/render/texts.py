@@ -33,6 +33,7 @@ from ..views import (
     ToolData,
     ViewNode,
 )
+from .images import image_label
 from .markdown import HIGHLIGHT_LIMIT
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "tool_texts",
     "input_role",
     "input_text",
+    "input_display_text",
     "command_texts",
     "clock_text",
     "duration_text",
@@ -103,7 +105,7 @@ def json_text(content: Any) -> str:
                 elif btype == "tool-result":
                     parts.append(json_text(block.get("content")))
                 elif btype == "image":
-                    parts.append("[image]")
+                    parts.append(image_label(block.get("attachment")))
                 elif btype == "other" and type(block.get("block")) is dict:
                     parts.append(json_text([block["block"]]))
             elif type(block) is str:
@@ -118,8 +120,9 @@ def json_text(content: Any) -> str:
     return ""
 
 
-def blocks_text(blocks: Any) -> str:
-    """Plain text of view blocks: text and reasoning, ``[image]``, an ``other`` block's raw text; tool calls give
+def blocks_text(blocks: Any, *, images: bool = True) -> str:
+    """Plain text of view blocks: text and reasoning, an image's label (``[image: image/png, 12 KB]``; left out with
+    ``images=False``, where the HTML shows the image itself), an ``other`` block's raw text; tool calls give
     nothing."""
     if type(blocks) is not list:
         return ""
@@ -129,7 +132,8 @@ def blocks_text(blocks: Any) -> str:
         if t is TextBlockView or t is ReasoningBlockView:
             parts.append(block.text)
         elif t is ImageBlockView:
-            parts.append("[image]")
+            if images:
+                parts.append(image_label(block.attachment))
         elif t is OtherBlockView and type(block.block) is dict:
             parts.append(json_text([block.block]))
     return "\n".join(parts)
@@ -164,6 +168,11 @@ def input_text(data: InputMessageData) -> str | None:
     """An input message's text, or None when its blocks hold no text at all."""
     text = blocks_text(data.blocks)
     return text if text or not data.blocks else None
+
+
+def input_display_text(data: InputMessageData) -> str:
+    """An input message's text as its row shows it: its images are shown beside it (``images.image_html``)."""
+    return blocks_text(data.blocks, images=False)
 
 
 def command_texts(data: CommandData) -> tuple[str, str | None]:
@@ -201,7 +210,7 @@ def node_text_blocks(node: ViewNode) -> list[tuple[str, str]]:
         summary = blocks_text(data.summary)
         return [("markdown", summary)] if summary else []
     if kind == "input-message" and t is InputMessageData:
-        text = input_text(data) or ""
+        text = input_display_text(data)
         return [("markdown" if input_role(data) == "context" else "plain", text)]
     if kind == "command" and t is CommandData:
         line, output = command_texts(data)

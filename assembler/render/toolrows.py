@@ -11,7 +11,8 @@ from typing import Any
 from msgspec import UNSET
 
 from ..jsontext import loads_text
-from ..views import ToolData, ViewNode
+from ..views import ImageBlockView, ToolData, ViewNode
+from .images import image_html
 from .markdown import code_html, escape
 from .slices import SLICE_CHARS, sliced
 from .texts import tool_texts
@@ -96,15 +97,19 @@ def _json_pretty(text: str) -> str | None:
 
 
 def tool_section_html(node: ViewNode, data: ToolData, limit: int | None) -> str:
-    """The opened body: by tool kind when the arguments allow and everything fits one slice, else generic."""
+    """The opened body: by tool kind when the arguments allow and everything fits one slice, else generic; the
+    images the result holds (a screenshot, a file read) after it (``images.image_html``)."""
     pretty, is_json, result = tool_texts(data)
     error = tool_error(data)
+    images = ""
+    if data.result is not UNSET:
+        images = "".join(image_html(b.attachment) for b in data.result.blocks if type(b) is ImageBlockView)
     fits = limit is None or ((result is None or len(result) <= limit) and len(pretty) <= limit * 2)
     if fits:
         body = tool_kind_body(data, result, error=error)
         if body is not None:
-            return body
-    return _generic_body(node.key, pretty, is_json, result, error=error, limit=limit)
+            return body + images
+    return _generic_body(node.key, pretty, is_json, result, error=error, limit=limit) + images
 
 
 def tool_row_html(node: ViewNode, data: ToolData, limit: int | None, lazy: bool) -> str:

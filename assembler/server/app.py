@@ -22,6 +22,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from ..facts import lineage
 from ..history import DEFAULT_MAX_MESSAGES, PageRequestError, check_max_messages, check_page_request
 from ..logfile import DEFAULT_MAX_LINE_BYTES
 from .catalog import FileMeta
@@ -72,19 +73,6 @@ def _int_param(request: Request, name: str, minimum: int) -> int | None:
     return value
 
 
-def _lineage(source: Any) -> dict[str, Any]:
-    """What links a parent session and its subagents in the list: the header's ``id`` and ``parentSession``, and a
-    child's own label (``subagent/descriptor``), each only when the log records it."""
-    header = source.header if type(source.header) is dict else {}
-    out: dict[str, Any] = {}
-    for key, name in (("id", "sessionId"), ("parentSession", "parentSession")):
-        if type(header.get(key)) is str:
-            out[name] = header[key]
-    if source.subagent_label is not None:
-        out["subagentLabel"] = source.subagent_label
-    return out
-
-
 def _hidden(meta: FileMeta) -> bool:
     """A scanned file the list leaves out: a ``.json`` file that is no session log (any JSON document may sit in a
     served folder) or a file that says it is not one (a sidecar). Other files of no known format are listed as
@@ -108,7 +96,7 @@ async def list_sessions(request: Request) -> Response:
                 entry = session_entry(sid_k, meta.path, facts=session.facts, event_count=session.event_count,
                                       problem=session.problem, size=meta.size, fmt=meta.format, label=session.label,
                                       header=session.header)
-                entry.update(_lineage(session))
+                entry.update(lineage(session.header, session.subagent_label))
             except OSError:
                 continue
             except Exception as exc:  # one entry's facts no rule foresaw: it is damaged, the list stands

@@ -13,32 +13,29 @@ worker thread. The ``Catalog`` holds one ``FileMeta`` per path and forgets paths
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..errors import AssemblerError, SessionFileError
+from ..errors import AssemblerError
+from ..facts import SessionMeta, describe_problem
 from ..formats import Format
-from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
+from ..logfile import DEFAULT_MAX_LINE_BYTES
 from ..store.loader import AnyLoader
 from ..store.sqlite import is_sqlite_path
 from .confine import open_in_root
 from .identity import Identity, compare, identity_of
 from .listing import SessionFacts
 
-__all__ = ["FileMeta", "SessionMeta", "Catalog", "READ_PIECE", "describe_problem", "appends", "named_database"]
+__all__ = ["FileMeta", "SessionMeta", "Catalog", "READ_PIECE", "TAIL_IDLE_S", "describe_problem", "appends",
+           "named_database"]
 
 READ_PIECE = 1 << 20
 """Bytes read from a file at a time (a zstd file: compressed bytes)."""
-
-
-def describe_problem(error: Exception | None, header: Any) -> str | None:
-    """The fault that stopped a session file's parse (with its line), or a missing header, as text; None when sound."""
-    if error is not None:
-        return str(error)
-    if header is None:
-        return str(SessionFileError("no session header", line=1))
-    return None
+TAIL_IDLE_S = 10.0
+"""An append-only log of another harness not written for this long has its newest response closed (Claude Code
+writes a response block by block and never marks its end; ``AnyLoader.close_tail``), in the list as in pages."""
 
 
 def appends(loader: AnyLoader) -> bool:
@@ -51,36 +48,6 @@ def appends(loader: AnyLoader) -> bool:
 def named_database(path: Path, loader: AnyLoader) -> bool:
     """A file named as a database whose content is of no known format: SQLite's reader says what it is instead."""
     return loader.format is None and loader.result.error is not None and is_sqlite_path(path)
-
-
-class SessionMeta:
-    """What the list shows of one session of a file."""
-
-    def __init__(self, key: str = "", label: str | None = None) -> None:
-        self.key = key
-        self.label = label
-        self.header: dict[str, Any] | None = None
-        self.facts = SessionFacts()
-        self.subagent_label: str | None = None
-        self.event_count = 0
-        self.error: AssemblerError | None = None
-
-    @property
-    def problem(self) -> str | None:
-        return describe_problem(self.error, self.header)
-
-    def note(self, records: Iterable[Any]) -> None:
-        for record in records:
-            self.facts.absorb((record,))
-            if type(record) is dict and record.get("type") == "subagent/descriptor":
-                data = record.get("data")
-                if type(data) is dict and type(data.get("label")) is str:
-                    self.subagent_label = data["label"]
-
-    def take(self, result: LoadResult) -> None:
-        """A session read whole: its header, count, fault and facts."""
-        self.header, self.error, self.event_count = result.header, result.error, result.event_count
-        self.note(result.records)
 
 
 class FileMeta:
@@ -102,6 +69,7 @@ class FileMeta:
         self._loader = AnyLoader(self.path.name, max_line_bytes=self.max_line_bytes, pack_deltas=True,
                                  context=self.context)
         self._identity: Identity | None = None
+        self._tail_closed = False
 
     # The file's only (or first) session, as the listing of a one-session file reads it.
     @property
@@ -132,6 +100,13 @@ class FileMeta:
     def format(self) -> Format | None:
         return self._loader.format
 
+    @property
+    def uuids(self) -> list[str] | None:
+        """The uuids the file's reader has read so far, first copies in file order (a Claude Code file), for its
+        project (``projects``); None for another format."""
+        value = getattr(self._loader.reader, "uuids", None)
+        return value if type(value) is list else None
+
     def refresh_sync(self) -> None:
         """Read what changed (blocking).
 
@@ -144,6 +119,8 @@ class FileMeta:
             st = os.fstat(fd)
             change = compare(self._identity, fd, st)
             if change == "unchanged":
+                if appends(self._loader) and self._close_idle_tail(st.st_mtime):
+                    self._children()
                 return
             if change == "rewritten" or not appends(self._loader):
                 self._reset()
@@ -156,14 +133,26 @@ class FileMeta:
                     break
                 offset += len(piece)
                 loader.feed(piece)
+                self._tail_closed = False
                 self._counted()
             if loader.needs_path or named_database(self.path, loader):
                 self._read_database(stream)
             elif not appends(loader):
                 self._finish()
             else:
+                self._close_idle_tail(st.st_mtime)
                 self._children()
             self._identity = identity_of(fd, offset, st)
+
+    def _close_idle_tail(self, mtime_s: float) -> bool:
+        """A line-format file not written for ``TAIL_IDLE_S``: its newest response is complete (pages close it the
+        same way), once per idle spell. True when it was closed now."""
+        if self._tail_closed or time.time() - mtime_s < TAIL_IDLE_S:
+            return False
+        self._tail_closed = True
+        self._loader.close_tail()
+        self._counted()
+        return True
 
     def _counted(self) -> None:
         """Note the records the loader completed, then forget them."""

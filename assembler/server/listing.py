@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..facts import LIVE_WINDOW_S, REAL_TIME_MIN_MS, SessionFacts
+from ..facts import LIVE_WINDOW_S, REAL_TIME_MIN_MS, SessionFacts, entry_value
 from ..formats import Format
 
 __all__ = [
@@ -38,51 +38,15 @@ __all__ = [
 def session_entry(sid: str, path: Path, *, facts: SessionFacts, event_count: int, problem: str | None,
                   size: int, now_s: float | None = None, fmt: Format | None = None, label: str | None = None,
                   header: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One entry of the list (see the module doc).
+    """One entry of the list (see the module doc; built by ``facts.entry_value``).
 
     Raises:
         OSError: the file cannot be stat'ed.
     """
     st = os.stat(path)
-    if facts.last_real_time is not None:
-        last, source = facts.last_real_time, "events"
-    else:
-        last, source = int(st.st_mtime * 1000), "mtime"
-    head = header if type(header) is dict else {}
-    extra: dict[str, Any] = {}
-    if fmt is not None and fmt.harness:
-        extra["format"], extra["harness"] = fmt.name, fmt.harness
-    cwd = head.get("cwd")
-    if type(cwd) is str and cwd:
-        extra["cwd"] = cwd
-    if head.get("warmup") is True:
-        extra["warmup"] = True
-    if facts.usage:
-        extra["usage"] = dict(facts.usage)
-    return {
-        **_entry(sid, facts, label, path, last, source, event_count, problem, size, st.st_mtime, now_s,
-                 fmt is None or fmt.turn_ends),
-        **extra,
-    }
-
-
-def _entry(sid: str, facts: SessionFacts, label: str | None, path: Path, last: int, source: str, event_count: int,
-           problem: str | None, size: int, mtime_s: float, now_s: float | None, turn_ends: bool) -> dict[str, Any]:
-    return {
-        "id": sid,
-        "title": facts.title or label or facts.first_user_text,
-        "file": path.name,
-        "path": str(path),
-        "lastActivity": last,
-        "lastActivitySource": source,
-        "eventCount": event_count,
-        "turnCount": facts.turns,
-        "model": facts.model,
-        "status": facts.status(damaged=problem is not None, mtime_s=mtime_s,
-                               now_s=time.time() if now_s is None else now_s, turn_ends=turn_ends),
-        "error": problem,
-        "bytes": size,
-    }
+    return entry_value(sid, file=path.name, path=str(path), facts=facts, event_count=event_count, problem=problem,
+                       size=size, mtime_s=st.st_mtime, now_s=time.time() if now_s is None else now_s, fmt=fmt,
+                       label=label, header=header)
 
 
 def sort_entries(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:

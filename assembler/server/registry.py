@@ -17,9 +17,9 @@ usual.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -30,8 +30,10 @@ from starlette.exceptions import HTTPException
 
 from ..errors import SessionFileError
 from ..formats import SUFFIXES
+from ..interop.claude_layout import SIDECAR, SIDECAR_MAX, layout_context, project_of, sidecar_of
 from ..logfile import DEFAULT_MAX_LINE_BYTES
 from .catalog import Catalog, FileMeta
+from .projects import Projects
 from .source import SessionSource
 
 log = logging.getLogger("assembler.server")  # one logger for the whole server package
@@ -49,25 +51,22 @@ DEFAULT_CACHE_BYTES = 64 << 20
 """File bytes of parsed sessions kept for pages (``serve --cache MB``)."""
 
 _SUFFIXES = tuple(sorted(SUFFIXES, key=len, reverse=True))  # the table's suffixes, longest first
-_SIDECAR = ".meta.json"  # a Claude Code subagent's description: given to its session's reader, never listed
 
 
 def context_of(path: Path) -> dict[str, Any] | None:
-    """What a reader knows from beside ``path``: a Claude Code subagent's ``agent-X.meta.json`` (its description),
-    and the parent session id a ``<session>/subagents/agent-X.jsonl`` belongs to."""
-    context: dict[str, Any] = {}
-    if path.name.endswith(".jsonl"):
-        sidecar = path.with_name(path.name[: -len(".jsonl")] + _SIDECAR)
+    """What a reader knows from beside ``path`` (``interop.claude_layout.layout_context``): a Claude Code subagent's
+    ``agent-X.meta.json`` (its description), and the parent session id a ``<session>/subagents/agent-X.jsonl``
+    belongs to."""
+    name = sidecar_of(path.name)
+    sidecar: bytes | None = None
+    if name is not None:
+        side = path.with_name(name)
         try:
-            if sidecar.is_file() and sidecar.stat().st_size <= 1 << 20:
-                value = json.loads(sidecar.read_bytes())
-                if type(value) is dict:
-                    context["agentMeta"] = value
-        except (OSError, ValueError):
+            if side.is_file() and side.stat().st_size <= SIDECAR_MAX:
+                sidecar = side.read_bytes()
+        except OSError:
             pass
-        if path.parent.name == "subagents":
-            context["parentSession"] = path.parent.parent.name
-    return context or None
+    return layout_context(path.as_posix(), sidecar)
 
 
 def session_id_is_safe(session_id: str) -> bool:
@@ -94,7 +93,7 @@ def _suffix_rank(name: str) -> int:
 
 def _candidate(name: str) -> bool:
     """A file name a scan looks at: a suffix of the table's, not a sidecar (its content decides the rest)."""
-    return name.endswith(_SUFFIXES) and not name.endswith(_SIDECAR)
+    return name.endswith(_SUFFIXES) and not name.endswith(SIDECAR)
 
 
 class SessionRegistry:
@@ -110,6 +109,8 @@ class SessionRegistry:
         self.max_line_bytes = max_line_bytes
         self.cache_bytes = cache_bytes
         self.catalog = Catalog(max_line_bytes)
+        self.projects = Projects()  # Claude Code projects: a record shown once, in the oldest file holding it
+        self._reading = threading.Lock()  # one thread at a time reads the list's files (listing, priming a page)
         self._last_rescan = -RESCAN_INTERVAL  # the last scan an unknown id caused (listing and start-up do not count)
         self._rescan_done = -RESCAN_INTERVAL
         self._scan_lock: asyncio.Lock | None = None
@@ -187,6 +188,8 @@ class SessionRegistry:
         if found is None:
             await self.rescan()
             found = self._resolve(session_id)
+        if found is not None and found not in self.sources and found[0] in self._root_of:
+            await asyncio.to_thread(self.prime, found[0])
         return self._found(session_id, found)
 
     def lookup(self, session_id: str) -> SessionSource:
@@ -199,6 +202,8 @@ class SessionRegistry:
         if found is None:
             self.scan()
             found = self._resolve(session_id)
+        if found is not None and found not in self.sources and found[0] in self._root_of:
+            self.prime(found[0])
         return self._found(session_id, found)
 
     def _known(self, session_id: str) -> tuple[Path, str | None] | None:
@@ -226,12 +231,42 @@ class SessionRegistry:
             raise HTTPException(404, f"unknown session {session_id!r}")
         return self._source(*found)
 
+    def _context(self, path: Path) -> dict[str, Any] | None:
+        """A file's reader context: its Claude Code layout and its project's older uuids (``projects``)."""
+        return self.projects.context(path, self._root_of[path], context_of(path))
+
+    def prime(self, path: Path) -> None:
+        """Read (in the list's catalog) the files of ``path``'s project older than it that the list has not read
+        yet, so a page of ``path`` shows each record once, in the oldest file holding it. Blocking."""
+        if not path.name.endswith(".jsonl"):
+            return
+        project = project_of(path.as_posix())
+        same = [(p, root) for p, root in self._root_of.items() if project_of(p.as_posix()) == project]
+        with self._reading:
+            for older in self.projects.order(same):
+                if older == path:
+                    break
+                self._read_meta(older)
+
+    def _read_meta(self, path: Path) -> FileMeta | None:
+        meta = self.catalog.meta(path, self._root_of[path], self._context(path))
+        try:
+            meta.refresh_sync()
+        except OSError:
+            return None
+        except Exception as exc:  # one file no reader rule foresaw: listed as damaged, the list stands
+            log.exception("cannot read %s", path)
+            meta.main.error = SessionFileError(f"cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
+            return meta
+        self.projects.take(path, meta)
+        return meta
+
     def _source(self, path: Path, key: str | None = None) -> SessionSource:
         source = self.sources.get((path, key))
         if source is None:
             source = self.sources[(path, key)] = SessionSource(
                 path, self.poll_interval, root=self._root_of[path], max_line_bytes=self.max_line_bytes, key=key,
-                context=context_of(path))
+                context=self._context(path))
         self.sources.move_to_end((path, key))
         return source
 
@@ -252,18 +287,13 @@ class SessionRegistry:
         ids = await asyncio.to_thread(self.scan)
 
         def refresh() -> list[tuple[str, FileMeta]]:
-            out = []
-            for sid, path in ids.items():
-                meta = self.catalog.meta(path, self._root_of[path], context_of(path))
-                try:
-                    meta.refresh_sync()
-                except OSError:
-                    continue
-                except Exception as exc:  # one file no reader rule foresaw: listed as damaged
-                    log.exception("cannot read %s", path)
-                    meta.main.error = SessionFileError(f"cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
-                out.append((sid, meta))
-            return out
+            read: dict[Path, FileMeta] = {}
+            with self._reading:  # a project's files oldest first: each one's older uuids are known when it is read
+                for path in self.projects.order((p, self._root_of[p]) for p in ids.values()):
+                    meta = self._read_meta(path)
+                    if meta is not None:
+                        read[path] = meta
+            return [(sid, read[path]) for sid, path in ids.items() if path in read]
 
         return await asyncio.to_thread(refresh)
 

@@ -29,7 +29,7 @@ from ..history import MessageIndex
 from ..logfile import DEFAULT_MAX_LINE_BYTES
 from ..records import StorageRecord, encode
 from ..store.loader import AnyLoader
-from .catalog import READ_PIECE, appends, describe_problem, named_database
+from .catalog import READ_PIECE, TAIL_IDLE_S, appends, describe_problem, named_database
 from .confine import open_in_root
 from .database import read_served_database
 from .identity import Identity, compare, identity_of
@@ -44,9 +44,6 @@ __all__ = [
 log = logging.getLogger("assembler.server")  # one logger for the whole server package
 
 _MAX_FOLLOWER_BUFFER = 32 << 20
-TAIL_IDLE_S = 10.0
-"""An append-only log of another harness not written for this long has its newest response closed (Claude Code
-writes a response block by block and never marks its end; ``close_tail``)."""
 
 
 class Follower:

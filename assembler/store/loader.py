@@ -73,6 +73,13 @@ class AnyLoader:
         """The format grows by appending and can be followed (known once the format is)."""
         return self.format is not None and self.format.live and not self.compressed
 
+    @property
+    def reader(self) -> Any:
+        """The line format reader of another harness's log (``interop.base.LineReader``), else None: an edge reads
+        what it exposes beside the log (Claude Code's ``uuids``)."""
+        inner = self._inner
+        return inner.reader if type(inner) is LineLoader else None
+
     # -- feeding ------------------------------------------------------------------------------------------------
 
     def feed(self, data: bytes | bytearray | memoryview) -> int:

@@ -202,12 +202,28 @@ def test_an_internal_error_answering_render_is_an_alert(viewer: Viewer) -> None:
     assert "Again question 1?" in viewer.render_all()
 
 
-@pytest.mark.parametrize("name, data", [("picture.png", b"\x89PNG\r\n\x1a\n" + bytes(64))])
+@pytest.mark.parametrize("name, data", [("picture.png", b"\x89PNG\r\n\x1a\n" + bytes(64)),
+                                        ("notes.jsonl", b"these are my notes\n"),
+                                        ("package.json", b'{"name": "x", "version": "1.0.0"}')])
 def test_unsupported_local_file_is_an_alert_naming_it(viewer: Viewer, name: str, data: bytes) -> None:
+    # Any name: the worker's loader decides from the content (the page has no list of suffixes of its own).
     result = viewer.open_file(viewer.add_file(name, data))
     assert result["error"] is not None
     text = alert_text(viewer.page)
-    assert text.startswith(f"{name}: not a session log")
+    assert text.startswith(f"{name}: not a known session log (")
+    assert "; tried: Transcript Assembler session (JSONL), " in text and "Claude Code session (JSONL)" in text
+    assert text.endswith("Nothing was read.")
+
+
+def test_a_big_file_that_is_no_log_is_not_read_past_its_first_slice(viewer: Viewer) -> None:
+    size = 24 << 20  # six slices of 4 MiB
+    result = viewer.page.evaluate(
+        """async (size) => {
+            const file = new File([new Uint8Array(size).fill(7)], "huge.bin");
+            return await window.transcriptViewer.openFile(file);
+        }""", size)
+    assert result["error"] is not None and result["file"]["bytes"] == 4 << 20  # one slice read, then it stopped
+    assert alert_text(viewer.page).startswith("huge.bin: not a known session log (not JSON)")
 
 
 def test_truncated_zstd_alert_names_the_file(viewer: Viewer) -> None:

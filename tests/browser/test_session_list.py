@@ -1,6 +1,6 @@
-"""The session list people can use (issue 12 item 4): each entry's title, file name (full path as tooltip), last
-activity, counts, model and status; sorted newest first with a toggle; a filter; one Tab stop with arrow keys
-inside; a sidebar that collapses; a page that works 390 px wide."""
+"""The session list people can use (issue 12 item 4): each entry's title, one line of facts (harness, model,
+recency, turns, usage), file name (full path as tooltip) and status; sorted newest first with a toggle; a filter;
+one Tab stop with arrow keys inside; a sidebar that collapses; a page that works 390 px wide."""
 
 from __future__ import annotations
 
@@ -50,12 +50,17 @@ def test_entries_say_title_file_activity_counts_and_status(listed: Page, viewer:
     file = entry.locator(".session-file")
     assert file.inner_text() == "sortcase-b.jsonl"
     assert file.get_attribute("title") == str((viewer.served.sessions / "sortcase-b.jsonl").resolve())
-    meta = entry.locator(".session-meta").all_inner_texts()
-    assert "file modified" not in meta[0]  # the events' own time
     listing = {s["id"]: s for s in listed.evaluate("async () => (await (await fetch('api/sessions')).json()).sessions")}
-    # The model its messages record (message.source.model) follows the counts.
-    assert meta[1] == f"{listing['sortcase-b']['eventCount']} events · 2 turns · {listing['sortcase-b']['model']}"
-    assert listing["sortcase-b"]["model"] == "m"
+    # One line of facts: harness, model, recency, turns, usage (the tokens the log records, summed).
+    b = listing["sortcase-b"]
+    facts = entry.locator(".session-facts")
+    when = listed.evaluate("(ms) => new Intl.DateTimeFormat('en', {dateStyle: 'medium'}).format(new Date(ms))",
+                           b["lastActivity"])
+    tokens = sum(b["usage"].values())
+    assert facts.inner_text() == f"Transcript Assembler · {b['model']} · {when} · 2 turns · {tokens} tokens"
+    details = facts.get_attribute("title") or ""
+    assert f"{listing['sortcase-b']['eventCount']} events" in details and "file modified" not in details
+    assert b["model"] == "m"  # the model its messages record (message.source.model)
     assert entry.locator(".session-status").inner_text() == "ended"
 
 

@@ -13,8 +13,19 @@ import pytest
 import zstandard
 from interop_support import INTEROP
 
-from assembler.formats import EMPTY, FORMATS, NEED_MORE, PROBE_BYTES, SUFFIXES, ZSTD, UnknownFormat, by_name, detect, \
-    table, tried
+from assembler.formats import (
+    EMPTY,
+    FORMATS,
+    NEED_MORE,
+    PROBE_BYTES,
+    SUFFIXES,
+    ZSTD,
+    UnknownFormat,
+    by_name,
+    detect,
+    table,
+    tried,
+)
 from assembler.store.loader import AnyLoader
 from tests.corpus import FIXTURES
 

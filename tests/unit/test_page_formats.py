@@ -1,0 +1,60 @@
+"""The page names no format of its own: the build writes the format table (``formats.json``) and the file
+picker's ``accept`` list from ``assembler.formats``, and no script of the page holds a list of suffixes (the
+worker's loader decides from the content)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from assembler.formats import SUFFIXES, table
+
+ROOT = Path(__file__).resolve().parents[2]
+SITE = ROOT / "build" / "site"
+
+
+def _site_file(name: str) -> str:
+    path = SITE / name
+    if not path.is_file():
+        pytest.fail(f"{path.relative_to(ROOT)} is missing: run `make build`")
+    return path.read_text(encoding="utf-8")
+
+
+def test_the_file_pickers_accept_list_is_the_tables_suffixes() -> None:
+    html = _site_file("index.html")
+    accepts = re.findall(r'<input type="file" id="file-input" accept="([^"]*)"', html)
+    assert len(accepts) == 1
+    assert accepts[0].split(",") == [*SUFFIXES, ".zst"]  # .zst: a compressed log of ours (detected inside)
+    assert "@FORMATS@" not in html
+
+
+def test_the_build_writes_the_table_the_page_reads() -> None:
+    written = json.loads(_site_file("formats.json"))
+    assert written == {"formats": table(), "suffixes": list(SUFFIXES)}
+
+
+def test_the_folder_picker_is_a_directory_input() -> None:
+    html = _site_file("index.html")
+    assert re.search(r'<input type="file" id="folder-input" webkitdirectory multiple hidden>', html)
+
+
+_LITERAL = re.compile(r"""(["'`])((?:(?!\1).)*)\1""")
+
+
+def test_no_script_of_the_page_lists_suffixes() -> None:
+    suffixes = sorted(SUFFIXES, key=len, reverse=True)
+    found = []
+    for script in sorted((ROOT / "web").glob("*.mjs")):
+        for n, line in enumerate(script.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("//", 1)[0] if not line.lstrip().startswith("*") else ""
+            for _, text in _LITERAL.findall(code):
+                if text == "formats.json" or text.startswith("./"):
+                    continue  # the table itself, and the files the page loads
+                if any(text.endswith(s) or f"{s}|" in text or f"|{s[1:]}" in text for s in suffixes):
+                    found.append(f"{script.name}:{n}: {text}")
+            if re.search(r"/\\\.\((?:jsonl|json|eval|sqlite)", code):  # a suffix regex like /\.(jsonl|...)$/
+                found.append(f"{script.name}:{n}: {code.strip()}")
+    assert not found, found
