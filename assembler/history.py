@@ -219,9 +219,12 @@ class MessageIndex:
     only grow, so a growing file extends the index with ``extend``. ``records`` is the index's own list.
     """
 
-    __slots__ = ("records", "_firsts", "_msg_seqs", "_msg_starts", "event_count")
+    __slots__ = ("records", "_firsts", "_msg_seqs", "_msg_starts", "event_count", "canonical")
 
-    def __init__(self, records: Iterable[StorageRecord] = ()) -> None:
+    def __init__(self, records: Iterable[StorageRecord] = (), *, canonical: bool = False) -> None:
+        """``canonical``: the records are already the canonical packing of their events (a caller that repacked
+        them, ``chunk_rows.repack_records``): a page then repacks only its edges, where a row may be cut."""
+        self.canonical = canonical
         self.records: list[StorageRecord] = []
         self._firsts: list[int] = []
         self._msg_seqs: list[int] = []
@@ -312,7 +315,7 @@ class MessageIndex:
         if scalar:
             return {"records": [{"type": "event", "event": e} for e in expand_records(selected)],
                     "hasMore": has_more}
-        return {"records": history_records(repack_records(selected)), "hasMore": has_more}
+        return {"records": history_records(self._packed(selected)), "hasMore": has_more}
 
     def session_page(self, through_seq: int | None = None, before_seq: int | None = None,
                      max_messages: int | None = DEFAULT_MAX_MESSAGES, *, scalar: bool = False) -> SessionPage:
@@ -324,8 +327,15 @@ class MessageIndex:
         """
         cut, end, has_more = self.select(through_seq, before_seq, max_messages)
         selected = self.storage_slice(cut, end)
-        records = scalar_records(selected) if scalar else wire_records(repack_records(selected))
+        records = scalar_records(selected) if scalar else wire_records(self._packed(selected))
         return SessionPage(records, has_more)
+
+    def _packed(self, selected: list[StorageRecord]) -> Iterable[StorageRecord]:
+        """The canonical packing of a page's records: repacked whole, or, when the index's records are canonical
+        already, only where a page edge may have cut a row (its first and last two records)."""
+        if not self.canonical or len(selected) <= 4:
+            return repack_records(selected)
+        return [*repack_records(selected[:2]), *selected[2:-2], *repack_records(selected[-2:])]
 
     def snapshot(self, header: dict[str, Any], max_messages: int = DEFAULT_MAX_MESSAGES) -> dict[str, Any]:
         """The follow snapshot frame value (PROTOCOL 3.3) at the current end of the index.

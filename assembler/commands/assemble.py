@@ -55,7 +55,9 @@ def cmd_assemble(args: argparse.Namespace) -> int:
         return 1
     max_messages = None if args.all else args.max_messages
     try:
-        page = MessageIndex(records).session_page(None, None, max_messages, scalar=args.mode == "scalar")
+        # Packed: the records were just repacked (canonical), so the page repacks only its edges: one repack.
+        index = MessageIndex(records, canonical=args.mode == "packed")
+        page = index.session_page(None, None, max_messages, scalar=args.mode == "scalar")
         del records
         value, faults = assemble_checked(page.records, page.hasMore, default_definitions())
         out = canonical_json(value)
