@@ -146,7 +146,7 @@ def measure_file(page: Any, path: str) -> dict[str, Any]:
     holds no copy of it that a reader's tab would not."""
     r = page.evaluate(FILE_JS, [path])
     return {"fileBytes": r["file"]["bytes"], "events": r["file"]["events"], "records": r["file"]["records"],
-            "error": r["error"], "msWall": round(r["wallMs"], 1), "ms": r["ms"],
+            "error": r["error"], "msWall": round(r["wallMs"], 1), "ms": r["ms"], "previewed": r.get("previewed"),
             "wasmHeapBootBytes": r["heapBoot"], "wasmHeapAfterBytes": r["heapAfter"],
             "jsHeapBootBytes": r["jsBoot"], "jsHeapAfterBytes": r["jsAfter"],
             "tabBytes": r["heapAfter"] + (r["jsAfter"] or 0)}

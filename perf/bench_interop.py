@@ -9,10 +9,11 @@ The session is written by our own seeded generator (``perf.claude_gen``: record 
 ``export``: whole processes, ``transcript-assembler export FILE -o OUT.html`` (median of ``--repeat``) against
 ``claude-code-log convert FILE -o OUT.html`` (once: it takes minutes), run one after the other on the same file;
 claude-code-log 1.7.0 is installed from PyPI into its own venv under build/perf (never into ours). ``page``: the
-file opened with ``transcriptViewer.openFile`` after the runtime is ready, the time to its first screen rendered and
-the tab's memory (wasm heap + JS heap). ``folder``: ``serve`` over a ``~/.claude/projects``-shaped folder of
-``--sessions`` small sessions, the page's ``viewer:listShown`` mark after navigation (median of ``--repeat`` fresh
-contexts). Medians and ratios are reported; nothing is asserted (STYLE 15).
+file opened with ``transcriptViewer.openFile`` after the runtime is ready: the time to its first rows (a big file
+shows the part read first while the rest is read: ``firstRowsMs``), to the whole file's first screen
+(``firstScreenMs``), and the tab's memory (wasm heap + JS heap). ``folder``: ``serve`` over a
+``~/.claude/projects``-shaped folder of ``--sessions`` small sessions, the page's ``viewer:listShown`` mark after
+navigation (median of ``--repeat`` fresh contexts). Medians and ratios are reported; nothing is asserted (STYLE 15).
 """
 
 from __future__ import annotations
@@ -160,6 +161,8 @@ def bench_browser(path: Path, sessions: int, repeat: int) -> dict[str, Any]:
                     context.close()
             out["page"] = {"fileBytes": runs[0]["fileBytes"], "events": runs[0]["events"],
                            "error": runs[0]["error"],
+                           "firstRowsMs": round(statistics.median(r["ms"]["firstRows"] for r in runs), 1),
+                           "previewed": all(r["previewed"] for r in runs),
                            "firstScreenMs": round(statistics.median(r["msWall"] for r in runs), 1),
                            "runsMs": [r["msWall"] for r in runs],
                            "tabBytes": max(r["tabBytes"] for r in runs),

@@ -169,8 +169,10 @@ def _interop_goals(interop: dict[str, Any]) -> list[dict[str, Any]]:
     page = interop.get("page", {})
     detail = (f"{(page.get('fileBytes') or 0) / 1e6:.0f} MB, {page.get('events') or 0:,} events; tab "
               f"{(page.get('tabBytes') or 0) / 1e6:.0f} MB") if page else ""
-    first = number(page.get("firstScreenMs"))
-    out.append(_goal("interop_page", "interop", "the same session opened in the page: first screen after the runtime"
+    if page.get("firstScreenMs") is not None:
+        detail += f"; the whole file's first screen {page['firstScreenMs'] / 1e3:.2f} s"
+    first = number(page.get("firstRowsMs"))
+    out.append(_goal("interop_page", "interop", "the same session opened in the page: first rows after the runtime"
                      " is ready (s)", None if first is None else round(first / 1e3, 2), "<=", 1, detail=detail,
                      at_goal_size=at_size, unit=" s"))
     folder = interop.get("folder", {})

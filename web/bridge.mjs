@@ -17,7 +17,7 @@ export function decodeJson(value) {
 
 export class Bridge {
   constructor() {
-    /** @type {Map<number, {resolve: (v: any) => void, reject: (e: Error) => void}>} */
+    /** @type {Map<number, {resolve: (v: any) => void, reject: (e: Error) => void, onPreview?: (u: any) => void}>} */
     this.pending = new Map();
     this.nextId = 1;
     this.isReady = false;
@@ -54,6 +54,7 @@ export class Bridge {
     }
     if (msg.type === "failed") return this._rejectReady(new Error(msg.error));
     if (msg.type === "progress") return this.onProgress(msg);
+    if (msg.type === "preview") return this.pending.get(msg.id)?.onPreview?.(decodeJson(msg.update));
     const entry = this.pending.get(msg.id);
     if (!entry) return;
     this.pending.delete(msg.id);
@@ -67,12 +68,13 @@ export class Bridge {
    * @param {string} op
    * @param {Record<string, unknown>} [args]
    * @param {Transferable[]} [transfer]
+   * @param {(update: any) => void} [onPreview] gets the request's preview updates (an openFile of a big file)
    * @returns {Promise<any>}
    */
-  call(op, args = {}, transfer = []) {
+  call(op, args = {}, transfer = [], onPreview = undefined) {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, onPreview });
       this.worker.postMessage({ id, op, args }, transfer);
     });
   }
@@ -82,10 +84,11 @@ export class Bridge {
    * @param {string} op
    * @param {Record<string, unknown>} [args]
    * @param {Transferable[]} [transfer]
+   * @param {(update: any) => void} [onPreview]
    * @returns {Promise<any>}
    */
-  async json(op, args = {}, transfer = []) {
-    return decodeJson(await this.call(op, args, transfer));
+  async json(op, args = {}, transfer = [], onPreview = undefined) {
+    return decodeJson(await this.call(op, args, transfer, onPreview));
   }
 
   get busy() {

@@ -7,6 +7,11 @@ export const PAGE_SIZE = 50;
 /** A local file is parsed in slices of this many bytes, with a progress message after each. */
 export const SLICE_BYTES = 4 << 20;
 
+/** A local file bigger than this shows the part read first (its first PREVIEW_BYTES) while the rest is read, so
+ * its first rows appear within a second however big it is; the whole file's tail page replaces them at the end. */
+export const PREVIEW_FILE_BYTES = 8 << 20;
+export const PREVIEW_BYTES = 1 << 20;
+
 /** The wasm heap (Python's memory) a local file may grow to while it is read: past it the open stops with "too big
  * to open in the page" (issue 23 item 7). A 1.1 GB log of small events broke near 2.2 GB (garbage came back from
  * Python instead of an error), so the limit keeps well below that. */

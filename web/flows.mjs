@@ -7,7 +7,7 @@ import { els } from "./dom.mjs";
 import { fetchPage } from "./sessions.mjs";
 import { formatCount } from "./summary.mjs";
 import { hideLatest, rowsArrivedBelow } from "./latest.mjs";
-import { clearAlert, clearAlerts, progressEnd, progressStart, setAlert } from "./status.mjs";
+import { clearAlert, clearAlerts, progressEnd, progressNote, progressStart, setAlert } from "./status.mjs";
 import { bridge, hooks, state, view } from "./runtime.mjs";
 
 /**
@@ -196,12 +196,25 @@ export async function openFile(blob, { all = false, maxMessages = PAGE_SIZE, nam
   progressStart(`Reading ${fileName}…`);
   try {
     const t0 = performance.now();
+    /** @type {number | null} */
+    let firstRowsMs = null; // when the first rows showed: the preview's, or the whole file's
+    /** @type {Promise<void>} */
+    let previewShown = Promise.resolve();
+    /** A big file's first part, shown while the rest is read (worker.mjs: PREVIEW_FILE_BYTES). */
+    const onPreview = (/** @type {any} */ preview) => {
+      if (mine !== opens || !preview) return;
+      if (preview.html) view.prime(preview.html);
+      applyUpdate(preview, { scroll: "end" });
+      progressNote("showing the part read so far");
+      previewShown = renderFirstScreen().then(() => { firstRowsMs ??= performance.now() - t0; });
+    };
     /** @type {any} */
     let update;
     try {
       update = local
-        ? await bridge.json("openLocal", { path: local, key, all, maxMessages, heapLimit })
-        : await bridge.json("openFile", { file: blob, all, maxMessages, name: fileName, key, heapLimit });
+        ? await bridge.json("openLocal", { path: local, key, all, maxMessages, heapLimit }, [], onPreview)
+        : await bridge.json("openFile", { file: blob, all, maxMessages, name: fileName, key, heapLimit }, [], onPreview);
+      await previewShown;
     } catch (err) {
       const kind = /** @type {any} */ (err).kind;
       if (kind === "cancelled" || mine !== opens) return summary({}, { cancelled: true, error: null, warnings: [], file: null });
@@ -214,9 +227,10 @@ export async function openFile(blob, { all = false, maxMessages = PAGE_SIZE, nam
     const tRender = performance.now();
     applyUpdate(update, { scroll: "end" });
     await renderFirstScreen();
-    const ms = { ...update.ms, render: performance.now() - tRender, total: performance.now() - t0 };
+    const ms = { ...update.ms, render: performance.now() - tRender, total: performance.now() - t0,
+      firstRows: firstRowsMs ?? performance.now() - t0 };
     return summary(update, { ms, error: update.error ?? null, warnings: update.warnings ?? [], file: update.file ?? null,
-      sessions: update.sessions ?? null, session: update.session ?? null });
+      sessions: update.sessions ?? null, session: update.session ?? null, previewed: firstRowsMs !== null });
   } finally {
     progressEnd();
   }

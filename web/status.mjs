@@ -153,18 +153,30 @@ export function setLive(state, { retryAt } = {}) {
 // --- the progress bar of a load -------------------------------------------------------------------------------
 
 let busy = 0;
+let progressSuffix = ""; // what the page shows while the load goes on (progressNote)
 
 /** @param {string} text */
 export function progressStart(text) {
   busy += 1;
+  progressSuffix = "";
   document.documentElement.dataset.busy = "1";
   els.progress.hidden = false;
   els.progressBar.removeAttribute("value");
   els.progressText.textContent = text;
 }
 
+/** Says, after the progress of the load under way, what the page shows meanwhile ("showing the part read so far").
+ * @param {string} note */
+export function progressNote(note) {
+  progressSuffix = note;
+  if (!els.progress.hidden && !els.progressText.textContent?.endsWith(note)) {
+    els.progressText.textContent = `${els.progressText.textContent} — ${note}`;
+  }
+}
+
 export function progressEnd() {
   busy = Math.max(0, busy - 1);
+  progressSuffix = "";
   if (busy === 0) {
     els.progress.hidden = true;
     delete document.documentElement.dataset.busy;
@@ -195,7 +207,8 @@ export function fileProgress(msg) {
     const lines = msg.lines ? `, ${formatCount(msg.lines)} line${msg.lines === 1 ? "" : "s"}` : "";
     if (msg.name) progressName = msg.name;
     els.progressText.textContent =
-      `Reading ${progressName || "the file"}: ${sizeText(msg.bytes ?? 0)} of ${sizeText(msg.size)}${lines}`;
+      `Reading ${progressName || "the file"}: ${sizeText(msg.bytes ?? 0)} of ${sizeText(msg.size)}${lines}`
+      + (progressSuffix ? ` — ${progressSuffix}` : "");
   } else if (msg.phase === "folder" && msg.total) {
     els.progressBar.max = msg.total;
     els.progressBar.value = msg.done ?? 0;

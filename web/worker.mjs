@@ -10,11 +10,12 @@
 // memoryview, one copy), out of Python as the bytes of msgspec-encoded JSON. Unsolicited messages:
 // {type: "stage", stage, text, ms} at each boot stage (runtime, packages, ready: see config.BOOT_STAGES) and
 // {type: "progress", id, ...} while a file (phase read, then fold) or a folder (phase folder: done of total files)
-// is read. A refused openFile answers {id, ok: false, error, kind}: kind "cancelled" (a newer open superseded it) or
+// is read; {type: "preview", id, update} once while a big file is read (the part read so far, JSON bytes). A
+// refused openFile answers {id, ok: false, error, kind}: kind "cancelled" (a newer open superseded it) or
 // "too-big" (Python's memory passed FILE_HEAP_LIMIT). The test hook runPython exists only when this worker's URL
 // carries ?test=1 (the page passes its own flag on).
 import { AFTER_RESTORE, PACKAGES, SNAPSHOT_PATH, pyodideOptions } from "./boot.mjs";
-import { FILE_HEAP_LIMIT, PAGE_SIZE, SLICE_BYTES, TEST_MODE } from "./config.mjs";
+import { FILE_HEAP_LIMIT, PAGE_SIZE, PREVIEW_BYTES, PREVIEW_FILE_BYTES, SLICE_BYTES, TEST_MODE } from "./config.mjs";
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 
 const T0 = performance.now();
@@ -193,12 +194,21 @@ async function openFile(id, { file, all = false, maxMessages = PAGE_SIZE, heapLi
   let lastPost = 0;
   post({ type: "progress", id, phase: "read", bytes: 0, size, name });
   try {
+    // A big file shows its first part while the rest is read (config.PREVIEW_FILE_BYTES): a smaller first slice,
+    // then one preview update, posted as {type: "preview", id, update}.
+    let preview = !all && size > PREVIEW_FILE_BYTES;
     while (offset < size) {
-      const slice = new Uint8Array(await file.slice(offset, offset + SLICE_BYTES).arrayBuffer());
+      const end = offset + (preview ? PREVIEW_BYTES : SLICE_BYTES);
+      const slice = new Uint8Array(await file.slice(offset, end).arrayBuffer());
       if (mine !== currentOpen) throw new Refusal("cancelled", `opening ${name} was cancelled by a newer open`);
       offset += slice.length;
       const progress = parsed(call("file_feed", slice));
       if (heap() > heapLimit) throw tooBig();
+      if (preview && !progress.error && offset < size) {
+        preview = false;
+        const update = call("file_preview", maxMessages);
+        post({ type: "preview", id, update }, [update.buffer]);
+      }
       const now = performance.now();
       if (now - lastPost > 50 || offset >= size || progress.error) {
         lastPost = now;

@@ -108,6 +108,18 @@ class FileLoad:
         self.loader.result = result
         return result
 
+    def so_far(self) -> list[Any]:
+        """The records read so far, for a preview while the rest is read: a copy (the parse goes on appending to,
+        and for our own logs repacking the tail of, its own list), in the canonical packing. Empty for a format
+        read only whole (a SQLite database, a zip, a JSON document) and once the parse has failed."""
+        result = self.loader.result
+        if self.failure is not None or result.error is not None or self.loader.needs_path:
+            return []
+        records = result.records
+        if not self.ours:
+            return list(records)
+        return [*records[:self.settled], *repack_records(records[self.settled:])]
+
     def progress(self) -> dict[str, Any]:
         """How far the parse got: ``{bytes, size, lines, events, records, error}``."""
         result = self.loader.result

@@ -8,6 +8,7 @@ lets the page lay out a row without its HTML (which ``render`` makes on demand).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -26,6 +27,8 @@ __all__ = [
     "node_meta",
     "request_value",
     "error_value",
+    "first_screen_keys",
+    "FIRST_SCREEN_ROWS",
 ]
 
 _encode = msgspec.json.Encoder(enc_hook=encode_hook).encode
@@ -91,3 +94,17 @@ def error_value(exc: BaseException, where: str) -> dict[str, Any]:
             "seq": seq if type(seq) is int else None, "text": str(exc), "type": type(exc).__name__}
 
 
+FIRST_SCREEN_ROWS = 8
+"""Rows whose HTML ``load_page`` sends with its update: the last shown ones (a page opens at its end), so the first
+screen needs no second trip to the worker; the page asks ``render`` for any other row it shows."""
+
+
+def first_screen_keys(nodes: Sequence[NodeMeta]) -> list[str]:
+    """The keys of the last ``FIRST_SCREEN_ROWS`` nodes the page shows (not hidden), in display order."""
+    keys: list[str] = []
+    for meta in reversed(nodes):
+        if not meta.hidden:
+            keys.append(meta.key)
+            if len(keys) == FIRST_SCREEN_ROWS:
+                break
+    return keys[::-1]

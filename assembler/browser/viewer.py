@@ -46,11 +46,11 @@ from .replay import ReplayMixin, page_tail
 from .rowtext import plain_text
 from .search import SearchIndex
 from .updates import (
-    NodeMeta,
     as_bytes,
     elapsed_ms,
     encode_json,
     error_value,
+    first_screen_keys,
     node_meta,
     request_value,
 )
@@ -221,10 +221,7 @@ class Viewer(ViewsMixin, ReplayMixin, FolderMixin):
             return encode_json(self._error_update(exc, "page"))
         update["ms"]["decode"] = ms_decode
         t0 = time.perf_counter()
-        try:
-            update["html"] = self._render_html(first_screen_keys(update["nodes"]))
-        except Exception:  # the page then asks ``render`` for these rows, and that call reports the error
-            pass
+        self._first_screen(update)
         update["ms"]["html"] = elapsed_ms(t0)
         return encode_json(update)
 
@@ -354,6 +351,43 @@ class Viewer(ViewsMixin, ReplayMixin, FolderMixin):
         self.file.feed(as_bytes(data))
         return encode_json(self.file.progress())
 
+    def file_preview(self, max_messages: int = DEFAULT_MAX_MESSAGES) -> bytes:
+        """While a big file is read, the part read so far (its tail page), replaced whole by ``file_finish``; the
+        update carries ``preview: {bytes, size}`` and ``html``; ``null`` when nothing can be shown yet (no record,
+        a format read only whole, a fold fault: the whole file's fold reports it)."""
+        load = self.file
+        if load is None:
+            raise CallOrderError("file_preview before file_begin")
+        records = load.so_far()
+        if not records:
+            return encode_json(None)
+        self._fresh_window()
+        index = MessageIndex(records)
+        try:
+            page = index.session_page(None, None, int(max_messages))
+            update = self._replace(page.records, page.hasMore, index.last_seq)
+        except AssemblerError:
+            self._fresh_window()
+            return encode_json(None)
+        self.index, self.header = index, load.loader.result.header
+        update["header"] = self.header
+        update["preview"] = {"bytes": load.bytes_read, "size": load.size}
+        self._first_screen(update)
+        return encode_json(update)
+
+    def _first_screen(self, update: dict[str, Any]) -> None:
+        """Sends the first screen's rows with the update (``html``), so the page needs no second trip for them."""
+        try:
+            update["html"] = self._render_html(first_screen_keys(update["nodes"]))
+        except Exception:  # the page then asks ``render`` for these rows, and that call reports the error
+            pass
+
+    def _fresh_window(self) -> None:
+        """An empty window for the file being read (a preview is replaced whole, never merged)."""
+        load = self.file
+        self.reset()
+        self.file = load
+
     def file_finish(self, all_records: bool = False, max_messages: int = DEFAULT_MAX_MESSAGES) -> bytes:
         """Finish the parse and show the file: the tail page of ``max_messages`` messages (older pages come from
         "Load older"), or every record when ``all_records`` (then the update carries the transcript ``digest``).
@@ -365,6 +399,7 @@ class Viewer(ViewsMixin, ReplayMixin, FolderMixin):
         if load is None:
             raise CallOrderError("file_finish before file_begin")
         result = load.finish()
+        self._fresh_window()  # a preview, if one was shown, is replaced whole
         self.load_result = result
         self.header = result.header
         ms_parse = round(load.parse_ms, 3)
@@ -449,26 +484,10 @@ class Viewer(ViewsMixin, ReplayMixin, FolderMixin):
         return encode_json({"key": None if best is None else best.key, "inWindow": in_window})
 
 
-for _name in ("load_page", "apply_frames", "request_older", "answer_page", "page_failed", "file_feed",
+for _name in ("load_page", "apply_frames", "request_older", "answer_page", "page_failed", "file_feed", "file_preview",
               "file_finish", "render", "render_more", "render_section", "find_seq", "folder_read_feed",
               "folder_read_finish"):
     setattr(Viewer, _name, guarded(_name, getattr(Viewer, _name)))
-
-
-FIRST_SCREEN_ROWS = 8
-"""Rows whose HTML ``load_page`` sends with its update: the last shown ones (a page opens at its end), so the first
-screen needs no second trip to the worker; the page asks ``render`` for any other row it shows."""
-
-
-def first_screen_keys(nodes: Sequence[NodeMeta]) -> list[str]:
-    """The keys of the last ``FIRST_SCREEN_ROWS`` nodes the page shows (not hidden), in display order."""
-    keys: list[str] = []
-    for meta in reversed(nodes):
-        if not meta.hidden:
-            keys.append(meta.key)
-            if len(keys) == FIRST_SCREEN_ROWS:
-                break
-    return keys[::-1]
 
 
 def _journal() -> Journal[HistoryRecord]:

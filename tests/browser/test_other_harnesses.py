@@ -290,3 +290,33 @@ def test_a_growing_claude_code_file_is_followed_live(viewer: Viewer, projects: P
     assert page.inner_text("#transcript").count(PARENT_ANSWER) == 1
     no_alert(page)
     shutil.rmtree(folder)
+
+
+def test_a_big_claude_code_file_shows_its_first_part_while_the_rest_is_read(viewer: Viewer) -> None:
+    from assembler.browser import Viewer as PyViewer
+    from perf.claude_gen import generate
+
+    data = generate(10 << 20, seed=11)  # past config.PREVIEW_FILE_BYTES (8 MB)
+    path = viewer.add_file("big-claude.jsonl", data)
+    page = viewer.page
+    page.evaluate("""async (path) => {
+        const bytes = await (await fetch(path)).arrayBuffer();
+        window.__bigOpen = window.transcriptViewer.openFile(new File([bytes], "big-claude.jsonl"), {});
+    }""", path)
+    page.wait_for_function(  # the preview: rows shown while the progress bar still reads the file
+        "() => !document.getElementById('progress').hidden"
+        " && document.getElementById('progress-text').textContent.includes('showing the part read so far')"
+        " && document.querySelector('#transcript > article[data-key]:not(.placeholder)')", timeout=60_000)
+    preview_keys = page.evaluate("() => window.transcriptViewer.view.shownKeys()")
+    result = page.evaluate("() => window.__bigOpen")
+    assert result["previewed"] is True and result["error"] is None
+    assert result["ms"]["firstRows"] < result["ms"]["total"]
+    final_keys = page.evaluate("() => window.transcriptViewer.view.shownKeys()")
+    expected = PyViewer()  # the same file read whole in CPython, no preview: the page ends with the same rows
+    expected.file_begin("big-claude.jsonl", len(data))
+    expected.file_feed(data)
+    update = json.loads(expected.file_finish())
+    assert [n["key"] for n in update["nodes"] if not n.get("hidden")][-5:] == final_keys[-5:]
+    assert final_keys[-1] not in preview_keys
+    assert page.locator("#progress").is_hidden()
+    no_alert(page)
