@@ -4,6 +4,7 @@
 // frame, then one scalar event frame per event). Frames are handed to the worker as bytes, batched per animation
 // frame; the journal in Python keeps the window continuous (dedupe, gap repair, reconnect).
 import { PAGE_SIZE, RETRY_MAX_MS, RETRY_MIN_MS } from "./config.mjs";
+import { earlyList } from "./worker-start.mjs";
 
 /** @param {string} id */
 export function sessionPath(id) {
@@ -21,15 +22,20 @@ export function sessionPath(id) {
  *   local?: {path?: string, key: string | null}}} SessionEntry
  */
 
+/** @type {Promise<Response> | null} */
+let earlyAsk = earlyList;
+
 /**
  * The sessions the server offers: `{sessions}`, `{sessions: null}` when there is no server API (a static file
  * host), or `{sessions: null, offline: true}` when the server does not answer.
  * @returns {Promise<{sessions: SessionEntry[] | null, offline?: boolean}>}
  */
 export async function listSessions() {
+  const early = earlyAsk;
+  earlyAsk = null; // the page's first list is the one asked for as it started; later ones ask again
   let response;
   try {
-    response = await fetch("api/sessions", { headers: { accept: "application/json" } });
+    response = await (early ?? fetch("api/sessions", { headers: { accept: "application/json" } }));
   } catch {
     return { sessions: null, offline: true };
   }

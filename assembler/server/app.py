@@ -8,6 +8,8 @@ Every request passes the ``Host`` check (421 otherwise); every file is opened th
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import re
@@ -169,6 +171,27 @@ async def session_raw(request: Request) -> Response:
     return StreamingResponse(body(), media_type=media, headers={"content-length": str(size)})
 
 
+@contextlib.asynccontextmanager
+async def _warm_listing(app: Starlette) -> AsyncIterator[None]:
+    """The list's files are read once as the server starts, while the browser loads the page: its first
+    ``/api/sessions`` then finds them read (a file that changes later is read again when listed). Shutting down
+    stops a listing still in progress."""
+    registry: SessionRegistry = app.state.registry
+
+    async def warm() -> None:
+        try:
+            await registry.listing()
+        except Exception:  # the request that lists them reports what is wrong
+            log.debug("warming the session list failed", exc_info=True)
+
+    task = asyncio.create_task(warm())
+    try:
+        yield
+    finally:
+        registry.stopping = True
+        task.cancel()
+
+
 def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.PathLike[str] | None = None,
                serve_static: bool = True, poll_interval: float = 0.2, allowed_hosts: Sequence[str] = (),
                bound_host: str | None = None, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
@@ -192,7 +215,7 @@ def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.
         routes.append(Mount("/", StaticFiles(directory=static, html=True)))
         csp = viewer_csp(static)
     check_allowed(allowed_hosts)  # a malformed name is an error now, not a 500 for every request (lazy middleware)
-    app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS))
+    app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS), lifespan=_warm_listing)
     app.add_middleware(HostCheck, allowed=list(allowed_hosts), bound=bound_host)
     app.add_middleware(SecurityHeaders, csp=csp)  # outermost: a 421 carries the security headers too
     app.state.registry = SessionRegistry(roots, poll_interval, max_line_bytes=max_line_bytes, cache_bytes=cache_bytes)

@@ -111,6 +111,7 @@ class SessionRegistry:
         self.catalog = Catalog(max_line_bytes)
         self.projects = Projects()  # Claude Code projects: a record shown once, in the oldest file holding it
         self._reading = threading.Lock()  # one thread at a time reads the list's files (listing, priming a page)
+        self.stopping = False  # the server is shutting down: a listing in progress stops reading files
         self._last_rescan = -RESCAN_INTERVAL  # the last scan an unknown id caused (listing and start-up do not count)
         self._rescan_done = -RESCAN_INTERVAL
         self._scan_lock: asyncio.Lock | None = None
@@ -290,6 +291,8 @@ class SessionRegistry:
             read: dict[Path, FileMeta] = {}
             with self._reading:  # a project's files oldest first: each one's older uuids are known when it is read
                 for path in self.projects.order((p, self._root_of[p]) for p in ids.values()):
+                    if self.stopping:
+                        break
                     meta = self._read_meta(path)
                     if meta is not None:
                         read[path] = meta
