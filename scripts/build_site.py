@@ -407,9 +407,42 @@ def build(out: Path) -> str:
     )
 
 
+STAMP = BUILD / "site-inputs.sha256"
+"""The fingerprint of the inputs the site in build/site was built from (``inputs_fingerprint``)."""
+
+INPUT_TREES = ("web", "assembler", "definitions")
+INPUT_FILES = ("pyproject.toml", "package-lock.json", "scripts/build_site.py", "scripts/make_snapshot.py")
+
+
+def inputs_fingerprint() -> str:
+    """A hash of everything the site is made from: web/, our packages' sources, the pins, this script, the Pyodide
+    runtime files and the Python running it. Equal fingerprints build the same site, so ``make run`` skips it."""
+    h = hashlib.sha256(f"{sys.version}\n".encode())
+    paths = [ROOT / f for f in INPUT_FILES] + [PYODIDE_NPM / n for n in RUNTIME_FILES]
+    for tree in INPUT_TREES:
+        paths += [p for p in (ROOT / tree).rglob("*")
+                  if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")]
+    for path in sorted(paths):
+        h.update(str(path.relative_to(ROOT)).encode() + b"\0")
+        h.update(path.read_bytes() if path.is_file() else b"(missing)")
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def up_to_date(fingerprint: str) -> bool:
+    """The site exists whole (its worker, lock and snapshot) and was built from these inputs."""
+    whole = all((SITE / n).is_file() for n in ("worker.mjs", "pyodide/lock.json", "pyodide/snapshot.bin.gz"))
+    return whole and STAMP.is_file() and STAMP.read_text().strip() == fingerprint
+
+
 def main() -> int:
     started = time.perf_counter()
     BUILD.mkdir(exist_ok=True)
+    fingerprint = inputs_fingerprint()
+    if "--force" not in sys.argv[1:] and up_to_date(fingerprint):
+        print(f"build_site: {SITE.relative_to(ROOT)}/ is up to date (built from these sources; --force rebuilds)")
+        return 0
+    STAMP.unlink(missing_ok=True)  # the site is about to change: no stamp until the new one is whole
     staging = Path(tempfile.mkdtemp(dir=BUILD, prefix=".site-"))
     try:
         summary = build(staging / "site")
@@ -424,6 +457,7 @@ def main() -> int:
         return 1
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    STAMP.write_text(fingerprint + "\n")
     print(f"build_site: {SITE.relative_to(ROOT)}/ ready in {time.perf_counter() - started:.2f} s: {summary}")
     return 0
 
