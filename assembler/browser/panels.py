@@ -23,6 +23,7 @@ from ..conversation import ConversationAssembler, Entry
 from ..locations import TurnLocation
 from ..records import EventRecord
 from ..render.texts import first_line
+from ..render.toolrows import tool_error
 from ..surface import SURFACE_TYPES, SurfaceError, SurfaceManager, derive_messages, message_of
 from ..views import (
     AssistantNode,
@@ -88,8 +89,7 @@ def _tool_calls(blocks: Sequence[BlockView], tools: Mapping[str, ViewNode]) -> l
         status = "streamed"
         if node is not None and type(node.data) is ToolData:
             data = node.data
-            result = data.result
-            status = "error" if result is not UNSET and result.isError else str(data.status)
+            status = "error" if tool_error(data) else str(data.status)  # as the chat row says it
         out.append({"name": block.name if type(block.name) is str else "tool", "callId": call_id, "status": status,
                     "key": None if node is None else node.key})
     return out

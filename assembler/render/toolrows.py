@@ -10,16 +10,17 @@ from typing import Any
 
 from msgspec import UNSET
 
+from ..interop.codex_content import exit_code_of
 from ..jsontext import loads_text
 from ..views import ImageBlockView, ToolData, ViewNode
 from .images import image_html
 from .markdown import code_html, escape
 from .slices import SLICE_CHARS, sliced
-from .texts import tool_texts
+from .texts import blocks_text, tool_texts
 from .toolbodies import tool_kind_body
-from .tools import TOOL_ICONS, result_view, subagent_label, tool_kind, tool_summary
+from .tools import TOOL_ICONS, TRAILING_EXIT, result_view, subagent_label, tool_kind, tool_summary
 
-__all__ = ["tool_error", "tool_row_html", "tool_section_html", "streamed_call_html"]
+__all__ = ["shell_exit", "tool_error", "tool_row_html", "tool_section_html", "streamed_call_html"]
 
 _DONE = frozenset({"done", "complete", "completed", "settled"})
 
@@ -31,8 +32,26 @@ def tool_error(data: ToolData) -> bool:
     if data.status in ("error", "failed") or (result is not UNSET and (result.isError or result.error)):
         return True
     view = result_view(data)
-    code = view.get("exitCode")
-    return view.get("kind") == "shell" and ((type(code) is int and code != 0) or view.get("interrupted") is True)
+    if view.get("kind") == "shell" and view.get("interrupted") is True:
+        return True
+    code = shell_exit(data)
+    return code is not None and code != 0
+
+
+def shell_exit(data: ToolData) -> int | None:
+    """The exit status a shell call's result records: a reader's ``meta.view`` (``exitCode``), else, for a shell
+    tool, the ``[exit code: N]`` marker its result text ends with (our harness reports non-zero exits so) or a
+    Codex output envelope's ``Process exited with code N``; None when nothing says."""
+    view = result_view(data)
+    if view.get("kind") == "shell":
+        code = view.get("exitCode")
+        return code if type(code) is int else None
+    result = data.result
+    if result is UNSET or tool_kind(data.name) != "shell":
+        return None
+    text = blocks_text(result.blocks)
+    marked = TRAILING_EXIT.search(text[-200:])
+    return int(marked.group(1)) if marked is not None else exit_code_of(text)
 
 
 def child_session(data: ToolData) -> str | None:

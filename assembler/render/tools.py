@@ -27,7 +27,7 @@ from .texts import first_line
 
 __all__ = ["tool_kind", "tool_arguments", "tool_summary", "subcall_summary", "TOOL_ICONS", "result_view",
            "diff_counts", "subagent_label", "questions", "string_arg", "int_arg", "edit_pair", "EXIT_STATUS",
-           "NUMBERED_LINE"]
+           "TRAILING_EXIT", "NUMBERED_LINE"]
 
 _KINDS = {
     "shell": ("bash", "sh", "shell", "pwsh", "powershell", "exec", "run_command", "terminal_send", "execute",
@@ -48,6 +48,7 @@ _KIND_OF = {name: kind for kind, names in _KINDS.items() for name in names}
 TOOL_ICONS = {"shell": "$", "read": "≡", "write": "✎", "edit": "±", "code": "λ", "todo": "☑", "web": "⌕",
               "search": "⌕", "agent": "⇢", "question": "?", "plan": "☰", "generic": "⚙"}
 EXIT_STATUS = re.compile(r"\[exit code: (-?\d+)\]")
+TRAILING_EXIT = re.compile(r"\[exit code: (-?\d+)\]\s*$")  # the marker a result ends with: the call's own status
 NUMBERED_LINE = re.compile(r"^\s*(\d+)(?:[:\t|] ?|\u2192)(.*)$")  # \u2192: Claude Code's `cat -n` arrow
 _SUMMARY = 120
 
