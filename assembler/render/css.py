@@ -140,6 +140,16 @@ figure.image-block { margin: 0.4rem 0; }
   font-size: 0.85rem; max-height: 32rem; overflow: auto; white-space: pre-wrap; }
 .terminal .prompt { color: #7ee787; } .terminal .exit { color: #9198a1; display: block; margin-top: 0.3rem; }
 .terminal .exit-bad { color: #ffa198; } .terminal .stderr { color: #ffa198; }
+.terminal .ansi-bold { font-weight: 700; } .terminal .ansi-dim { opacity: 0.7; }
+.terminal .ansi-italic { font-style: italic; } .terminal .ansi-underline { text-decoration: underline; }
+.terminal .ansi-fg0, .terminal .ansi-fg8 { color: #8b949e; }
+.terminal .ansi-fg1, .terminal .ansi-fg9 { color: #ff7b72; }
+.terminal .ansi-fg2, .terminal .ansi-fg10 { color: #7ee787; }
+.terminal .ansi-fg3, .terminal .ansi-fg11 { color: #e3b341; }
+.terminal .ansi-fg4, .terminal .ansi-fg12 { color: #79c0ff; }
+.terminal .ansi-fg5, .terminal .ansi-fg13 { color: #d2a8ff; }
+.terminal .ansi-fg6, .terminal .ansi-fg14 { color: #76e3ea; }
+.terminal .ansi-fg7, .terminal .ansi-fg15 { color: #f0f6fc; }
 .checklist { list-style: none; padding-left: 0.4rem; margin: 0.3rem 0; }
 .checklist .done { text-decoration: line-through; color: var(--muted); }
 .web-card { border: 1px solid var(--border); border-radius: 8px; padding: 0.4rem 0.6rem; }

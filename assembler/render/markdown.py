@@ -22,6 +22,8 @@ from pygments.lexer import Lexer  # type: ignore[import-untyped]
 from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
 from pygments.util import ClassNotFound  # type: ignore[import-untyped]
 
+from .ansi import strip_ansi
+
 __all__ = [
     "HIGHLIGHT_LIMIT",
     "MAX_NESTING",
@@ -40,8 +42,9 @@ _SAFE_LINK = re.compile(r"^(?:https?:|mailto:|#)", re.IGNORECASE)
 
 
 def escape(text: Any) -> str:
-    """HTML-escape any value's string form (quotes included, so it is safe in attributes too)."""
-    return html.escape(text if type(text) is str else str(text), quote=True)
+    """HTML-escape any value's string form (quotes included, so it is safe in attributes too), without terminal
+    escape sequences (``ansi.strip_ansi``: a raw ESC shows as a stray glyph)."""
+    return html.escape(strip_ansi(text if type(text) is str else str(text)), quote=True)
 
 
 def is_safe_link(url: str) -> bool:

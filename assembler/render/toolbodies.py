@@ -20,6 +20,7 @@ from msgspec import UNSET
 
 from ..jsontext import loads_text
 from ..views import ToolData, ToolSubcall
+from .ansi import ansi_html, strip_ansi
 from .codex_tools import command_of, envelope_span, patch_html, patch_of, patch_text, plan_items
 from .markdown import HIGHLIGHT_LIMIT, code_html, escape, is_safe_link
 from .texts import blocks_text
@@ -83,7 +84,7 @@ def _terminal_html(command: str, output: str | None, *, error: bool) -> str:
     if output is not None:
         exit_match = EXIT_STATUS.search(output)
         shown = EXIT_STATUS.sub("", output).rstrip("\n") if exit_match else output.rstrip("\n")
-        parts.append(escape(shown))
+        parts.append(ansi_html(shown))
         if exit_match is not None:
             code = exit_match.group(1)
             parts.append(f'<span class="exit{"" if code == "0" else " exit-bad"}">exit status {escape(code)}</span>')
@@ -161,9 +162,9 @@ def _shell_view_html(command: str, view: dict[str, Any]) -> str:
     parts = [f'<span class="prompt">$ </span>{escape(command)}\n']
     stdout, stderr = view.get("stdout"), view.get("stderr")
     if type(stdout) is str and stdout:
-        parts.append(escape(stdout.rstrip("\n")) + "\n")
+        parts.append(ansi_html(stdout.rstrip("\n")) + "\n")
     if type(stderr) is str and stderr:
-        parts.append(f'<span class="stderr">{escape(stderr.rstrip(chr(10)))}</span>\n')
+        parts.append(f'<span class="stderr">{ansi_html(stderr.rstrip(chr(10)))}</span>\n')
     code = view.get("exitCode")
     if view.get("interrupted") is True:
         parts.append('<span class="exit exit-bad">interrupted</span>')
@@ -321,14 +322,14 @@ def tool_text_parts(data: ToolData, result: str | None, *, error: bool) -> list[
             for key in ("stdout", "stderr"):
                 text = view.get(key)
                 if type(text) is str and text:
-                    lines.append(text.rstrip("\n"))
+                    lines.append(strip_ansi(text.rstrip("\n")))
             code = view.get("exitCode")
             if view.get("interrupted") is True:
                 lines.append("(interrupted)")
             elif type(code) is int:
                 lines.append(f"(exit status {code})")
         elif result is not None:
-            lines.append(result.rstrip("\n"))
+            lines.append(strip_ansi(result.rstrip("\n")))
         return [("Terminal", "\n".join(lines), "console")]
     if kind in ("write", "edit"):
         path = string_arg(args, "path", "file_path", "filePath", "filename") or "file"
