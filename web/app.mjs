@@ -160,7 +160,8 @@ if (TEST_MODE) {
     timeline,
   });
 }
-const replay = initReplay({ bridge, toolbar: /** @type {HTMLElement} */ (document.querySelector(".toolbar")),
+// The replay benchmark is a developer's tool: it lives in the "More tools" menu, not in the main toolbar.
+const replay = initReplay({ bridge, toolbar: /** @type {HTMLElement} */ (document.getElementById("more-items")),
   before: els.transcript, title: () => els.title.textContent || "",
   onError: (/** @type {string} */ text) => setAlert("replay", text) });
 viewer.replay = replay.run;

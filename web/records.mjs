@@ -107,8 +107,10 @@ export async function recordsPanel(key, bridge) {
  */
 export function addRecordsButton(row, bridge, onError) {
   const key = row.dataset.key;
-  if (!key || row.querySelector(":scope > .records-bar")) return;
-  const bar = el("div", "records-bar");
+  if (!key || row.querySelector(":scope .show-records")) return;
+  // Beside the row's copy buttons (shown on hover or focus), not on a line of its own under every row.
+  const tools = row.querySelector(":scope > .row-tools");
+  const bar = tools instanceof HTMLElement ? tools : el("div", "records-bar");
   const show = button("Show records");
   show.className = "show-records";
   show.setAttribute("aria-expanded", "false");
@@ -132,6 +134,6 @@ export function addRecordsButton(row, bridge, onError) {
       show.disabled = false;
     }
   });
-  bar.append(show);
-  row.append(bar);
+  bar.prepend(show);
+  if (bar !== tools) row.append(bar);
 }

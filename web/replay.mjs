@@ -178,6 +178,8 @@ function figures(result) {
 export function initReplay({ bridge, toolbar, before, title = () => "", onError = () => {} }) {
   const button = el("button", { type: "button", id: "replay-open", title: "Replay the open window scalar and packed in the worker and compare" }, "Replay benchmark");
   toolbar.prepend(button);
+  // Opening the panel closes the menu that holds the button.
+  button.addEventListener("click", () => { const menu = button.closest("details"); if (menu) menu.open = false; });
   const panel = el("section", { id: "replay-panel", class: "replay-panel", "aria-label": "Replay benchmark" });
   panel.hidden = true;
   const heading = el("h2", {}, "Replay benchmark");

@@ -60,7 +60,9 @@ _TRANSCRIPT_CSS = """\
 }
 .transcript { max-width: 52rem; margin: 0 auto; overflow-wrap: anywhere; }
 .node { padding: 0.35rem 0; }
-.node:focus { outline: 2px solid var(--accent); outline-offset: 2px; border-radius: 4px; }
+.node:focus { outline: none; }
+.node:focus-visible { outline: 2px solid color-mix(in srgb, var(--accent) 55%, transparent); outline-offset: 2px;
+  border-radius: 4px; }
 .node:target, .node.is-target { background: color-mix(in srgb, var(--accent) 12%, transparent); }
 .row-label { font-weight: 600; }
 .user-message { background: var(--user-bg); border-radius: 10px; padding: 0.5rem 0.75rem; margin-left: 3rem; }

@@ -1,0 +1,53 @@
+"""What a reader sees at a glance (issue 22 items 5 and 12): a command that failed is a failed row in the chat and
+the trajectory; the chrome stays quiet: a row's "Show records" sits with its copy buttons (revealed on hover or
+focus), not on a line of its own under every row; the replay benchmark lives in the "More tools" menu, not in the
+main toolbar; the Export control reads like the buttons beside it. Each check fails on the main of 2026-12-03."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tests.corpus import log_id, require_corpus, session_logs
+
+if TYPE_CHECKING:
+    from conftest import Viewer
+
+
+def failed_command_log() -> str:
+    require_corpus()
+    logs = [p for p in session_logs() if p.name == "session.jsonl" and b"[exit code: 1]" in p.read_bytes()]
+    assert logs, "no shared session log with a failed command"
+    return f"/__fixtures__/{log_id(logs[0])}"
+
+
+def test_a_failed_command_is_a_failed_row_in_chat_and_trajectory(viewer: Viewer) -> None:
+    opened = viewer.open_file(failed_command_log(), all=True)
+    assert opened["error"] is None
+    viewer.attach_all()
+    page = viewer.page
+    try:
+        page.wait_for_selector("#transcript article.kind-tool .dot-error", timeout=30_000)
+        row = page.locator("#transcript article.kind-tool:has(.dot-error)").first
+        assert "Failed" in row.inner_text()
+        page.click("[data-view-tab=trajectory]")
+        page.wait_for_selector("#trajectory .traj-tool .status-error, #trajectory .traj-tool.status-error",
+                               timeout=30_000)
+    finally:
+        page.click("[data-view-tab=chat]")
+        viewer.attach_all(False)
+
+
+def test_the_chrome_stays_quiet(viewer: Viewer) -> None:
+    opened = viewer.open_file(failed_command_log(), all=True)
+    assert opened["error"] is None
+    page = viewer.page
+    page.wait_for_selector("#transcript article[data-key] .show-records")
+    assert page.locator("#transcript .records-bar").count() == 0  # no line of its own under each row
+    assert page.locator("#transcript article[data-key] > .row-tools .show-records").count() >= 1
+    assert page.locator(".toolbar > #replay-open").count() == 0
+    assert page.locator("#more-menu #replay-open").count() == 1
+    colours = page.evaluate("""() => [getComputedStyle(document.querySelector('#export-menu > summary')).color,
+                                     getComputedStyle(document.getElementById('open-file')).color]""")
+    assert colours[0] == colours[1]
+    border = page.evaluate("() => getComputedStyle(document.getElementById('export-menu')).borderTopWidth")
+    assert border == "0px"  # one box, not a box in a box
