@@ -132,6 +132,7 @@ function summary(update, extra = {}) {
 
 /** Forgets what was shown: the rows, the alerts of the last load, the follow stream. */
 export function resetView() {
+  els.stats.textContent = ""; // the last session's counts never stay over the next one (or its failure)
   state.follow?.close();
   state.follow = null;
   state.sessionId = null;
@@ -227,6 +228,9 @@ export async function openFile(blob, { all = false, maxMessages = PAGE_SIZE, nam
     const tRender = performance.now();
     applyUpdate(update, { scroll: "end" });
     await renderFirstScreen();
+    if (update.hasMore) { // the header counts the whole file, not only its newest page (after the first screen)
+      void bridge.json("sessionFacts").then((facts) => { if (mine === opens) view.setWhole(facts); }, () => {});
+    }
     const ms = { ...update.ms, render: performance.now() - tRender, total: performance.now() - t0,
       firstRows: firstRowsMs ?? performance.now() - t0 };
     return summary(update, { ms, error: update.error ?? null, warnings: update.warnings ?? [], file: update.file ?? null,

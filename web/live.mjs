@@ -5,7 +5,8 @@
 import { OPEN_TIMEOUT_MS } from "./config.mjs";
 import { els } from "./dom.mjs";
 import { applyUpdate, renderFirstScreen, resetView } from "./flows.mjs";
-import { bridge, state } from "./runtime.mjs";
+import { bridge, state, view } from "./runtime.mjs";
+import { servedEntry } from "./sessionlist.mjs";
 import { Follow } from "./sessions.mjs";
 import { clearAlert, progressEnd, progressStart, setAlert, setLive, setQueued } from "./status.mjs";
 
@@ -18,8 +19,10 @@ export function openSession(id, { onOpened = () => {} } = {}) {
   state.mode = "live";
   state.sessionId = id;
   state.liveOpened = false;
-  els.title.textContent = id;
+  const entry = servedEntry(id); // the header names the session by its title (the id path is the tooltip)
+  els.title.textContent = entry?.title || id;
   els.title.title = id;
+  view.setWhole(entry);
   document.dispatchEvent(new CustomEvent("session-opened", { detail: id }));
   const waiting = !bridge.isReady;
   if (waiting) setQueued(`session ${id}`);

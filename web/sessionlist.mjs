@@ -47,9 +47,36 @@ function el(tag, cls, text = "") {
   return node;
 }
 
+/**
+ * What each entry's file is called in the list: its name, or, where several entries share one (every harness
+ * fixture is a `session.jsonl`), as many of the folders above it as tell them apart ("hook-cc-stop/session.jsonl").
+ * @param {SessionEntry[]} entries
+ * @returns {Map<SessionEntry, string>}
+ */
+export function fileLabels(entries) {
+  const parts = new Map(entries.map((s) => [s, String(s.path || s.file || "").split("/").filter(Boolean)]));
+  const labels = new Map(entries.map((s) => [s, s.file]));
+  for (let depth = 2; depth <= 4; depth++) {
+    /** @type {Map<string, number>} */
+    const counts = new Map();
+    for (const label of labels.values()) counts.set(label, (counts.get(label) || 0) + 1);
+    const clashing = entries.filter((s) => (counts.get(/** @type {string} */ (labels.get(s))) || 0) > 1);
+    if (!clashing.length) break;
+    for (const s of clashing) {
+      const p = /** @type {string[]} */ (parts.get(s));
+      if (p.length >= depth) labels.set(s, p.slice(-depth).join("/"));
+    }
+  }
+  return labels;
+}
+
+/** @type {Map<SessionEntry, string>} the file labels of the list drawn last (``fileLabels``) */
+let labels = new Map();
+
 /** @param {Row} row @param {number} depth */
 function entryItem(row, depth) {
   const s = row.entry;
+  const fileLabel = labels.get(s) ?? s.file;
   const li = el("li", depth ? "session-entry session-child" : "session-entry");
   const button = document.createElement("button");
   button.type = "button";
@@ -57,10 +84,10 @@ function entryItem(row, depth) {
   button.dataset.id = row.uid;
   button.tabIndex = -1;
   button.setAttribute("aria-current", row.uid === list.current ? "true" : "false");
-  const name = (depth && s.subagentLabel) || s.title || (s.eventCount === 0 && !s.error ? "Empty session" : s.file);
+  const name = (depth && s.subagentLabel) || s.title || (s.eventCount === 0 && !s.error ? "Empty session" : fileLabel);
   const facts = el("span", "session-meta session-facts", factsLine(s));
   facts.title = `${describeTime(s)}\n${s.model ? `${s.model}\n` : ""}${formatCount(s.eventCount)} events · ${usageTitle(s)}`;
-  const file = el("span", "session-file", s.file);
+  const file = el("span", "session-file", fileLabel);
   file.title = s.path;
   const status = el("span", "session-status", s.status);
   status.dataset.status = s.status;
@@ -107,6 +134,7 @@ function draw() {
   let shown = 0;
   let warm = 0;
   const all = sources();
+  labels = fileLabels(all.flatMap((source) => source.entries));
   for (const source of all) {
     warm += source.entries.filter((s) => s.warmup).length;
     if (all.length > 1 || source.kind !== "served") {
@@ -208,6 +236,11 @@ function onListKey(event) {
   for (const b of buttons) b.tabIndex = -1;
   buttons[next].tabIndex = 0;
   buttons[next].focus();
+}
+
+/** The served session's list entry, if the list holds it. @param {string} id @returns {SessionEntry | null} */
+export function servedEntry(id) {
+  return list.sessions?.find((s) => s.id === id) ?? null;
 }
 
 /** Marks the open session in the list (a served id, or a local entry's list id). @param {string | null} id */

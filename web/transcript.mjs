@@ -66,6 +66,11 @@ export class TranscriptView {
     this.inflight = null;
     /** @type {(() => void)[]} */
     this.idleWaiters = [];
+    /** @type {{turnCount?: number, usage?: any, model?: string | null} | null} the whole session's figures */
+    this.whole = null;
+    /** @type {any} the last session summary shown, and whether the window held only the newest part */
+    this.lastSummary = null;
+    this.partial = false;
     this.epoch = 0; // bumped by clear(): answers to requests made before it are dropped (keys repeat across windows)
     this.list = new VirtualList(container, {
       key: (i) => this.shown[i],
@@ -95,6 +100,7 @@ export class TranscriptView {
     this.wanted.clear();
     this.list.heights.clear();
     this.list.setCount(0);
+    this.whole = null;
     this._showSummary(null);
     /** @type {Promise<any[]> | null} the served list, asked again for the next session */
     this.served = null;
@@ -114,9 +120,21 @@ export class TranscriptView {
     return el;
   }
 
-  /** @param {any} summary */
-  _showSummary(summary) {
-    const text = summaryText(summary);
+  /**
+   * The whole session's figures (a served session's list entry, a local file's facts), shown in the header while
+   * the window holds only its newest part; null forgets them.
+   * @param {{turnCount?: number, usage?: any, model?: string | null} | null} facts
+   */
+  setWhole(facts) {
+    this.whole = facts;
+    if (this.lastSummary) this._showSummary(this.lastSummary, this.partial);
+  }
+
+  /** @param {any} summary @param {boolean} [partial] the window holds only the newest part */
+  _showSummary(summary, partial = false) {
+    this.lastSummary = summary;
+    this.partial = partial;
+    const text = summaryText(summary, this.whole, partial);
     if (!text && !document.getElementById("session-summary")) return;
     const el = this._summaryElement();
     el.textContent = text;
@@ -125,10 +143,10 @@ export class TranscriptView {
   }
 
   // Applies an update ({replace, nodes, removed}); returns true when the set of nodes changed.
-  /** @param {{replace?: boolean, nodes?: NodeMeta[], removed?: string[], summary?: any}} update */
+  /** @param {{replace?: boolean, nodes?: NodeMeta[], removed?: string[], summary?: any, hasMore?: boolean}} update */
   apply(update) {
     if (!update || !Array.isArray(update.nodes)) return false;
-    if (update.summary) this._showSummary(update.summary);
+    if (update.summary) this._showSummary(update.summary, Boolean(update.hasMore));
     if (update.replace) {
       const keep = new Set(update.nodes.map((/** @type {NodeMeta} */ n) => n.key));
       for (const key of [...this.metas.keys()]) if (!keep.has(key)) this._forget(key);

@@ -307,6 +307,7 @@ const OPS = {
   heapSize: async () => /** @type {any} */ (pyodide)._module.HEAP8.length,
   digest: async () => call("digest"),
   trajectory: async () => call("trajectory_view"),
+  sessionFacts: async () => call("session_facts"),
   context: async () => call("context_view"),
   contextMessage: async (_id, { seq }) => call("context_message", seq),
   search: async (_id, { query, includeHidden = false }) => call("search", String(query), Boolean(includeHidden)),

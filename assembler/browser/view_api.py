@@ -15,6 +15,7 @@ from typing import Any
 from ..commands.exporting import export_page, render_nodes, session_title
 from ..conversation import ConversationAssembler
 from ..errors import AssemblerError
+from ..facts import SessionFacts
 from ..history import MessageIndex
 from ..records import decode_page
 from ..transcript import by_anchor
@@ -42,6 +43,20 @@ class ViewsMixin:
 
     def _ordered(self) -> list[ViewNode]:
         return by_anchor(self.chat.values())
+
+    def session_facts(self) -> bytes:
+        """What the whole local file records, in the session list's terms (``{title, turnCount, model, usage?}``:
+        ``facts.SessionFacts`` over every record of its pager), for the header when the window holds only the
+        newest messages; ``null`` without a local file (a served session's list entry says the same)."""
+        if self.index is None:
+            return encode_json(None)
+        facts = SessionFacts()
+        facts.absorb(self.index.records)
+        value: dict[str, Any] = {"title": facts.title or facts.first_user_text, "turnCount": facts.turns,
+                                 "model": facts.model}
+        if facts.usage:
+            value["usage"] = dict(facts.usage)
+        return encode_json(value)
 
     def trajectory_view(self) -> bytes:
         """The Trajectory view: ``{rows: [...]}`` (``panels.trajectory_rows``)."""

@@ -52,7 +52,8 @@ def opened(viewer: Viewer, title: str) -> str:
     """Waits until the page shows ``title`` and its load has ended; the text of every row (the list is virtual:
     a row far from the end is only in the DOM once scrolled to)."""
     viewer.page.wait_for_function(
-        "(title) => document.getElementById('session-title').textContent === title"
+        "(title) => [document.getElementById('session-title').textContent,"
+        " document.getElementById('session-title').title].includes(title)"  # a served session: its id is the tooltip
         " && document.getElementById('progress').hidden && document.getElementById('transcript').childElementCount",
         arg=title, timeout=30_000)
     return viewer.render_all()

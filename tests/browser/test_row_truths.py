@@ -51,3 +51,42 @@ def test_the_chrome_stays_quiet(viewer: Viewer) -> None:
     assert colours[0] == colours[1]
     border = page.evaluate("() => getComputedStyle(document.getElementById('export-menu')).borderTopWidth")
     assert border == "0px"  # one box, not a box in a box
+
+
+def long_session(sid: str, turns: int) -> bytes:
+    from session_builder import Session
+
+    s = Session(sid, start_time=1_767_225_600_000)
+    for n in range(1, turns + 1):
+        s.user(f"{sid} question {n}")
+        s.assistant([("text", f"Answer {n}.")])
+        s.end_step()
+        s.end_turn()
+    return s.to_bytes()
+
+
+def test_the_header_counts_the_whole_file_not_the_loaded_page(viewer: Viewer) -> None:
+    opened = viewer.open_file(viewer.add_file("eighty-turns.jsonl", long_session("eighty", 80)))
+    assert opened["error"] is None
+    page = viewer.page
+    page.wait_for_function("() => document.getElementById('session-summary').textContent.startsWith('80 turns')",
+                           timeout=30_000)
+    header = page.inner_text("#session-summary")
+    assert "newest" in header and "loaded" in header  # the loaded part's steps are named as such
+    assert "older history available" in page.inner_text("#stats")
+
+
+def test_a_served_session_is_titled_and_same_named_files_are_told_apart(viewer: Viewer) -> None:
+    root = viewer.served.sessions
+    for folder in ("run-alpha", "run-beta"):
+        (root / folder).mkdir(exist_ok=True)
+        (root / folder / "session.jsonl").write_bytes(long_session(f"{folder}-sid", 2))
+    page = viewer.page
+    page.click("#refresh-sessions")
+    page.wait_for_selector("#session-list .session-file:text-is('run-alpha/session.jsonl')", timeout=30_000)
+    assert page.locator("#session-list .session-file:text-is('run-beta/session.jsonl')").count() == 1
+    button = page.locator("#session-list button.session-button:has(.session-file:text-is('run-beta/session.jsonl'))")
+    button.click()
+    page.wait_for_function("() => document.getElementById('session-title').textContent"
+                           " === 'run-beta-sid question 1'", timeout=30_000)
+    assert "run-beta" in (page.get_attribute("#session-title", "title") or "")
