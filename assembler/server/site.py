@@ -24,11 +24,12 @@ def is_site(folder: Path) -> bool:
     return (folder / "index.html").is_file()
 
 
-def find_site() -> Path | None:
-    """The built viewer to serve at ``/``: the checkout's ``build/site`` when this package runs from a checkout
-    that has one, else the installed package's ``_site``, else None."""
-    if (_PACKAGE.parent / "pyproject.toml").is_file() and is_site(CHECKOUT_SITE):
-        return CHECKOUT_SITE
-    if is_site(PACKAGED_SITE):
-        return PACKAGED_SITE
+def find_site(package: Path = _PACKAGE) -> Path | None:
+    """The built viewer to serve at ``/``: the checkout's ``build/site`` when ``package`` (this ``assembler``
+    folder) sits in a checkout that has one, else the installed package's ``_site``, else None."""
+    checkout = package.parent
+    if (checkout / "pyproject.toml").is_file() and is_site(checkout / "build" / "site"):
+        return checkout / "build" / "site"
+    if is_site(package / "_site"):
+        return package / "_site"
     return None
