@@ -96,8 +96,7 @@ class InstalledServer:
             self.__exit__(None, None, None)
             raise RuntimeError(f"serve printed {line!r} first")
         self.url = line.split(" at ", 1)[1].strip()
-        self.viewer = self.process.stdout.readline().strip().removeprefix("viewer: ")
-        deadline = started + 60
+        deadline = started + 30
         while True:
             try:
                 status, _ = _get(self.url, timeout=10)
@@ -105,11 +104,13 @@ class InstalledServer:
                 status = 0
             if status == 200:
                 break
-            if time.perf_counter() > deadline or self.process.poll() is not None:
+            if status or time.perf_counter() > deadline or self.process.poll() is not None:  # an answer is final
                 self.__exit__(None, None, None)
-                raise RuntimeError(f"no 200 on / within 60 s (last status {status})")
+                raise RuntimeError(f"serve did not answer 200 on / (status {status or 'none within 30 s'})")
             time.sleep(0.002)
         self.first_200_s = time.perf_counter() - started
+        # Printed before the socket listens, so it is there now (without a site there is no such line, and no 200).
+        self.viewer = self.process.stdout.readline().strip().removeprefix("viewer: ")
         return self
 
     def get(self, path: str) -> tuple[int, bytes]:
