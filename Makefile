@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 JS_STAMP := node_modules/.js-deps-stamp
 
-.PHONY: setup run test test-fast build browser-deps js-deps lint bench bench-browser clean
+.PHONY: setup run test test-fast build dist browser-deps js-deps lint bench bench-browser clean
 
 setup: $(STAMP)
 
@@ -28,6 +28,11 @@ browser-deps:
 
 build: setup browser-deps
 	$(BIN)/python scripts/build_site.py
+
+# The wheel and sdist, carrying build/site as package data (assembler/_site/): `pip install dist/*.whl` serves the
+# viewer with no npm, Chromium or network.
+dist: setup build
+	$(BIN)/python scripts/build_dist.py
 
 PORT ?= 8765
 
@@ -55,4 +60,4 @@ bench-browser: setup build
 	$(BIN)/python -m perf.run --json build/perf/results.json --plots build/perf --browser
 
 clean:
-	rm -rf build .pytest_cache
+	rm -rf build dist .pytest_cache

@@ -81,6 +81,12 @@ def summary(results: dict[str, Any]) -> str:
                      f"runtime {boot.get('runtimeMs')} / packages {boot.get('packagesMs')} / import "
                      f"{boot.get('importMs')} (from worker start at {boot.get('workerStartMs')}), ready "
                      f"{boot.get('readyMs')}; cold #session=ID to first row {boot.get('coldSessionFirstRowMs')}")
+    wheel = results["benchmarks"].get("wheel", {}).get("result")
+    if wheel:
+        lines.append(f"  wheel               {wheel['wheel']} {wheel['wheel_bytes'] / 1e6:.1f} MB (sdist "
+                     f"{(wheel['sdist_bytes'] or 0) / 1e6:.1f} MB; site {wheel['site_bytes'] / 1e6:.1f} MB, "
+                     f"{wheel['site_files']} files); installed serve: first 200 on / "
+                     f"{wheel['first_200_median_s'] * 1e3:.0f} ms after process start (median of {len(wheel['runs'])})")
     lf = results["benchmarks"].get("load_follow", {}).get("result")
     if lf:
         lines.append(f"  load follow         {lf['followers']} followers (+{lf['disconnectors']} leaving), "

@@ -9,8 +9,9 @@ medians and ratios are reported and marked against each issue's goal as *met* / 
 the goal names); a missed goal never fails the run and no time is asserted. The exit status is 0 when every
 benchmark ran and its structural checks (identical digests, byte-identical pages, lossless packing, followers ending
 with exactly the log) held, whatever the timings; 1 otherwise. ``--quick`` shrinks every scenario to a smoke run of
-seconds. ``--plots DIR`` writes PNGs (matplotlib, Agg). The browser benchmark (``perf/bench_browser.py``, Chromium
-over the built site) is optional: ``--browser`` runs it when present.
+seconds. ``--plots DIR`` writes PNGs (matplotlib, Agg). The benchmarks over the built site are optional (the browser
+benchmark ``perf/bench_browser.py`` in Chromium, ``interop``, and ``wheel``: the installed wheel's size and cold
+``serve`` start): ``--browser`` runs them when present.
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     # Issue 20: a 50 MB Claude Code session vs claude-code-log (minutes), in the page, and a 200-session folder.
     Benchmark("interop", "perf.bench_interop", (),
               ("--mb", "2", "--repeat", "1", "--sessions", "10", "--no-ccl"), timeout_s=3600.0, optional=True),
+    # Issue 21: the wheel `make dist` builds (needs ``make build``), installed in a fresh venv: its size and the cold
+    # start of the installed ``serve`` to the first 200 on ``/``; its own ``checks`` are collected.
+    Benchmark("wheel", "perf.bench_wheel", (), ("--runs", "2"), timeout_s=1800.0, optional=True),
 )
 
 
@@ -246,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="results file; each benchmark's JSON and log go beside it (default %(default)s)")
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run of seconds")
     parser.add_argument("--plots", metavar="DIR", type=Path, help="write PNG plots into DIR")
-    parser.add_argument("--browser", action="store_true", help="also run perf/bench_browser.py (Chromium) if present")
+    parser.add_argument("--browser", action="store_true",
+                        help="also run the optional benchmarks over the built site (Chromium, interop, the wheel)")
     parser.add_argument("--skip", action="append", default=[], choices=[b.name for b in BENCHMARKS],
                         help="leave a benchmark out (repeatable)")
     parser.add_argument("--note", default="", help="free text stored with the results (e.g. machine load)")

@@ -4,7 +4,11 @@ Binds 127.0.0.1 unless told otherwise and prints the URL it listens on. There is
 other address it warns that every served session is readable by anyone who can reach it. Requests must name the
 server in ``Host`` (loopback names, the bound address, or ``--allow-host`` names), against DNS rebinding. A path that
 does not exist, a port outside 0-65535 or a malformed ``--allow-host`` is an error before anything starts; SIGINT or
-SIGTERM ends the follow streams, then the server, with one line.
+SIGTERM ends the follow streams, then the server, with one line. The viewer at ``/`` is ``server.site.find_site()``
+(the checkout's ``build/site``, else the one the installed wheel carries) unless ``--static`` names one; its folder is
+printed, and its absence is a warning (the API is still served). ``--open`` opens the default browser once the socket
+listens (connections wait in its backlog until the server accepts them), from a thread: a console browser would
+otherwise hold the server back; no browser is a message with the URL to open, not an error.
 """
 
 from __future__ import annotations
@@ -22,8 +26,10 @@ def register(sub: Any) -> None:
     p.add_argument("paths", nargs="*", metavar="PATH", help="session files or folders (default: .)")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     p.add_argument("--port", type=_port, default=8765, help="port (default 8765; 0 picks a free one)")
-    p.add_argument("--static", default=None, metavar="DIR", help="viewer build to serve at / (default build/site)")
+    p.add_argument("--static", default=None, metavar="DIR",
+                   help="viewer build to serve at / (default: the checkout's build/site, else the installed one)")
     p.add_argument("--no-static", action="store_true", help="serve the API only")
+    p.add_argument("--open", action="store_true", help="open the viewer in the default browser")
     p.add_argument("--poll", type=float, default=0.2, metavar="S", help="file growth poll interval in seconds")
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME[:PORT]",
                    help="also answer requests whose Host is NAME (any port) or NAME:PORT; repeatable (default: "
@@ -53,8 +59,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from ..server import create_app
         from ..server.hosts import host_name, is_loopback
         from ._common import max_line_bytes
-    except ImportError as exc:  # pragma: no cover - the server extra is missing
-        sys.stderr.write(f"transcript-assembler: serve needs the 'server' extra ({exc})\n")
+    except ImportError as exc:  # pragma: no cover - an install without its dependencies (pip --no-deps)
+        sys.stderr.write(f"transcript-assembler: serve needs starlette and uvicorn, dependencies of the package "
+                         f"({exc}): pip install starlette uvicorn\n")
         return 1
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -81,7 +88,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "under the served paths is readable by anyone who can reach it (there is no authentication). "
             "Browsers must reach it by a name allowed with --allow-host (or the bound address itself).\n")
     registry = app.state.registry
-    print(f"serving {len(registry.scan())} session(s) at http://{shown}:{port}/", flush=True)
+    url = f"http://{shown}:{port}/"
+    print(f"serving {len(registry.scan())} session(s) at {url}", flush=True)
+    if app.state.site is not None:
+        print(f"viewer: {app.state.site}", flush=True)
+    elif not args.no_static:
+        where = f"{args.static} holds no viewer" if args.static else "no built viewer was found (neither a " \
+            "checkout's build/site nor the installed package's)"
+        sys.stderr.write(f"transcript-assembler: warning: {where}; serving the API only\n")
+    sock.listen(2048)  # uvicorn's own backlog; from here a browser's connection waits for the server
+    if args.open:
+        _open_browser(url)
 
     class Server(uvicorn.Server):
         async def shutdown(self, sockets: Any = None) -> None:
@@ -102,3 +119,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
         sys.stderr.write(f"transcript-assembler: serve stopped by {signal.Signals(signum).name}\n")
         return 128 + signum
     return 0
+
+
+def _open_browser(url: str) -> None:
+    """Opens ``url`` in the default browser from a daemon thread (``webbrowser`` waits for a console browser to
+    exit); says so on stderr when there is no browser to open."""
+    import threading
+    import webbrowser
+
+    def run() -> None:
+        try:
+            opened = webbrowser.open(url)
+        except Exception as exc:  # webbrowser.Error or an OSError from a broken $BROWSER
+            opened = False
+            sys.stderr.write(f"transcript-assembler: --open: {exc}\n")
+        if not opened:
+            sys.stderr.write(f"transcript-assembler: --open: no web browser could be started; open {url} yourself\n")
+            sys.stderr.flush()
+
+    threading.Thread(target=run, name="open-browser", daemon=True).start()

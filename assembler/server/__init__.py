@@ -8,11 +8,11 @@ packed. ``.jsonl.zst`` files are served for page and raw, and their follow strea
 file is re-read whole when it changes, never followed live). Every error is JSON ``{error, detail}``.
 
 Modules: ``app`` (routes and ``create_app``), ``registry`` (roots, scanning, ids), ``source`` (one session file and
-its followers), ``sse`` (the follow stream), ``responses`` (JSON bodies, error handlers), ``csp`` (security headers).
+its followers), ``sse`` (the follow stream), ``responses`` (JSON bodies, error handlers), ``csp`` (security headers),
+``site`` (where the viewer's built site is: the checkout's ``build/site`` or the installed package's).
 """
 
 from .app import (
-    DEFAULT_STATIC_DIR,
     create_app,
 )
 from .csp import (
@@ -23,6 +23,9 @@ from .registry import (
     SessionRegistry,
     session_id_is_safe,
 )
+from .site import (
+    find_site,
+)
 from .source import (
     Follower,
     SessionSource,
@@ -30,11 +33,11 @@ from .source import (
 
 __all__ = [
     "CSP",
-    "DEFAULT_STATIC_DIR",
     "SessionSource",
     "SessionRegistry",
     "Follower",
     "create_app",
+    "find_site",
     "session_id_is_safe",
     "viewer_csp",
 ]

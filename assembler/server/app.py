@@ -34,10 +34,10 @@ from .hosts import HostCheck, check_allowed
 from .listing import session_entry, sort_entries
 from .registry import DEFAULT_CACHE_BYTES, SessionRegistry
 from .responses import EXCEPTION_HANDLERS, json_response
+from .site import find_site
 from .sse import EventStreamResponse
 
 __all__ = [
-    "DEFAULT_STATIC_DIR",
     "create_app",
     "list_sessions",
     "session_follow",
@@ -47,7 +47,6 @@ __all__ = [
 
 log = logging.getLogger("assembler.server")  # one logger for the whole server package
 
-DEFAULT_STATIC_DIR = Path(__file__).resolve().parents[2] / "build" / "site"
 _RAW_CHUNK = 1 << 20
 
 
@@ -196,8 +195,9 @@ def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.
                serve_static: bool = True, poll_interval: float = 0.2, allowed_hosts: Sequence[str] = (),
                bound_host: str | None = None, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
                cache_bytes: int = DEFAULT_CACHE_BYTES) -> Starlette:
-    """The Starlette app serving ``roots`` (session files and folders). ``static_dir`` (default ``build/site``) is
-    served at ``/`` when it exists. ``app.state.registry`` is the ``SessionRegistry``.
+    """The Starlette app serving ``roots`` (session files and folders). ``static_dir`` (default: ``site.find_site()``,
+    the checkout's ``build/site`` or the installed package's site) is served at ``/`` when it exists.
+    ``app.state.registry`` is the ``SessionRegistry``; ``app.state.site`` the folder served at ``/`` (or None).
 
     Requests must name this server in ``Host`` (``hosts.HostCheck``): ``localhost``, ``127.0.0.1``, ``[::1]`` or
     ``bound_host`` on the port they arrived at, or a name in ``allowed_hosts`` (``NAME`` or ``NAME:PORT``); any
@@ -209,14 +209,16 @@ def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.
         Route("/api/sessions/{sid:path}/follow", session_follow),
         Route("/api/sessions/{sid:path}/raw", session_raw),
     ]
-    static = Path(static_dir) if static_dir is not None else DEFAULT_STATIC_DIR
+    static = Path(static_dir) if static_dir is not None else find_site()
     csp = CSP
-    if serve_static and static.is_dir():
-        routes.append(Mount("/", StaticFiles(directory=static, html=True)))
-        csp = viewer_csp(static)
+    site = static if serve_static and static is not None and static.is_dir() else None
+    if site is not None:
+        routes.append(Mount("/", StaticFiles(directory=site, html=True)))
+        csp = viewer_csp(site)
     check_allowed(allowed_hosts)  # a malformed name is an error now, not a 500 for every request (lazy middleware)
     app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS), lifespan=_warm_listing)
     app.add_middleware(HostCheck, allowed=list(allowed_hosts), bound=bound_host)
     app.add_middleware(SecurityHeaders, csp=csp)  # outermost: a 421 carries the security headers too
+    app.state.site = site
     app.state.registry = SessionRegistry(roots, poll_interval, max_line_bytes=max_line_bytes, cache_bytes=cache_bytes)
     return app

@@ -25,20 +25,9 @@ from playwright.sync_api import Browser, ConsoleMessage, Page, Request
 
 ROOT = Path(__file__).resolve().parents[2]
 SITE = ROOT / "build" / "site"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--enable-precise-memory-info",
-]
 BOOT_TIMEOUT_MS = 120_000
 sys.path.insert(0, str(ROOT / "tests"))
+from chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from corpus import FIXTURES  # noqa: E402
 
 
