@@ -24,6 +24,7 @@ export const els = {
   older: byId("load-older", HTMLButtonElement),
   stats: byId("stats", HTMLElement),
   welcome: byId("welcome", HTMLElement),
+  emptySession: byId("empty-session", HTMLElement),
   title: byId("session-title", HTMLElement),
   sessions: byId("sessions", HTMLElement),
   sessionList: byId("session-list", HTMLElement),

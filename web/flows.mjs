@@ -56,6 +56,14 @@ export function applyUpdate(update, { scroll = "keep" } = {}) {
     view.apply(update);
     hooks.changed(update);
     els.welcome.hidden = true;
+    // A session with nothing to show (a header and no events yet) says so instead of leaving a blank page.
+    const empty = view.order.length === 0 && !update.error;
+    els.emptySession.hidden = !empty;
+    if (empty) {
+      els.emptySession.textContent = state.mode === "live"
+        ? "This session has no events yet: they appear here as they are written."
+        : "This session has no events (only its header).";
+    }
   }
   if (update.hasMore !== undefined) {
     state.canLoadOlder = Boolean(update.canLoadOlder);
@@ -80,6 +88,10 @@ export function applyUpdate(update, { scroll = "keep" } = {}) {
 function showStats(update) {
   const s = update.stats || {};
   const shown = view.shownKeys().length;
+  if (!shown && update.error) { // a failed open with nothing read: no counts of nothing
+    els.stats.textContent = "";
+    return;
+  }
   const more = update.hasMore ? " · older history available" : "";
   els.stats.textContent =
     `${formatCount(shown)} rows · ${formatCount(s.records ?? 0)} records · ${formatCount(s.inputs ?? 0)} inputs${more}`;
@@ -133,6 +145,7 @@ function summary(update, extra = {}) {
 /** Forgets what was shown: the rows, the alerts of the last load, the follow stream. */
 export function resetView() {
   els.stats.textContent = ""; // the last session's counts never stay over the next one (or its failure)
+  els.emptySession.hidden = true;
   state.follow?.close();
   state.follow = null;
   state.sessionId = null;

@@ -38,7 +38,9 @@ export function openSession(id, { onOpened = () => {} } = {}) {
   let follow = null; // assigned below; its callbacks only run for the stream the page still shows
   const current = () => follow !== null && state.follow === follow;
   follow = new Follow(id, {
-    onState: (s, options) => { if (follow === null || current() || s === "closed") setLive(s, options); },
+    onState: (s, options) => {
+      if (follow === null || current() || s === "closed") setLive(s, { ...options, sessionStatus: servedEntry(id)?.status });
+    },
     onFrames: async (frames) => {
       let update;
       try {

@@ -170,7 +170,7 @@ export class Follow {
     if (this.closed || this.source !== source) return;
     if (answer === "gone") {
       this.stopped = true;
-      this.onState("ended");
+      this.onState("missing");
       this.onGone();
       return;
     }

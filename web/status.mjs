@@ -123,17 +123,23 @@ function renderAlerts() {
 
 // --- the live badge ------------------------------------------------------------------------------------------------
 
-/** @typedef {"connecting" | "live" | "reconnecting" | "offline" | "ended" | "stopped" | "closed"} LiveState */
+/** @typedef {"connecting" | "live" | "reconnecting" | "offline" | "ended" | "missing" | "stopped" | "closed"} LiveState */
 
 /** @type {ReturnType<typeof setInterval> | null} */
 let countdown = null;
 
+/** What the badge says for a state other than offline (whose text counts down). @type {Record<string, string>} */
+const LIVE_TEXT = { connecting: "connecting", reconnecting: "reconnecting", ended: "ended", missing: "not found",
+  stopped: "stopped", closed: "" };
+
 /**
- * Shows the follow stream's state; `retryAt` (performance.now() ms) adds a countdown to the next try.
+ * Shows the follow stream's state; `retryAt` (performance.now() ms) adds a countdown to the next try. A connected
+ * stream reads "live" only when the session itself is (`sessionStatus`, the list's status: a turn open and the file
+ * written lately); any other connected session reads "following" (its new lines would appear, none are expected).
  * @param {LiveState} state
- * @param {{retryAt?: number}} [options]
+ * @param {{retryAt?: number, sessionStatus?: string | null}} [options]
  */
-export function setLive(state, { retryAt } = {}) {
+export function setLive(state, { retryAt, sessionStatus = null } = {}) {
   if (countdown !== null) clearInterval(countdown);
   countdown = null;
   els.live.dataset.state = state;
@@ -145,8 +151,14 @@ export function setLive(state, { retryAt } = {}) {
     };
     tick();
     countdown = setInterval(tick, 250);
+  } else if (state === "live") {
+    const live = sessionStatus === "live";
+    els.live.textContent = live ? "live" : "following";
+    els.live.title = live ? "The session is being written: new rows appear as they come"
+      : `Connected: new lines of the file would appear as they are written (the session is ${sessionStatus || "not listed"})`;
   } else {
-    els.live.textContent = state;
+    els.live.textContent = LIVE_TEXT[state] ?? state;
+    els.live.title = "";
   }
 }
 

@@ -148,6 +148,18 @@ def _step_row(node: ViewNode, data: TrajectoryAssistantData, chat_steps: Mapping
     return row
 
 
+_END_STATUS = {"completed": "complete", "aborted": "cancelled", "interrupted": "interrupted", "blocked": "blocked",
+               "max-tokens": "max-tokens"}
+
+
+def _end_status(turn: TurnLocation | None) -> str:
+    """How the turn ended, as its ``turn/end`` reason says (PROTOCOL 1.2): a cancelled turn never reads complete."""
+    data = turn.end.data if turn is not None and turn.end is not None else None
+    reason = data.get("reason") if type(data) is dict else None
+    kind = reason.get("kind") if type(reason) is dict else None
+    return _END_STATUS.get(kind, "complete") if type(kind) is str else "complete"
+
+
 def trajectory_rows(trajectory: Iterable[ViewNode], chat: Iterable[ViewNode],
                     turns: Mapping[Any, TurnLocation]) -> list[dict[str, Any]]:
     """The trajectory view's rows in display order (``trajectory`` ordered by anchor)."""
@@ -167,7 +179,7 @@ def trajectory_rows(trajectory: Iterable[ViewNode], chat: Iterable[ViewNode],
             tl = turns.get(data.turn) if _scalar(data.turn) else None
             span = _turn_span(tl)
             rows.append({"key": node.key, "kind": "turn-end", "seq": node.anchorSeq, "turn": _v(data.turn),
-                         "status": "error" if data.error is not UNSET else "complete",
+                         "status": "error" if data.error is not UNSET else _end_status(tl),
                          "error": None if data.error is UNSET else data.error,
                          "durationMs": None if span is None else span[1] - span[0]})
     return rows

@@ -133,7 +133,8 @@ def test_unknown_session_is_an_alert_and_is_not_retried(viewer: Viewer) -> None:
     open_session(page, "no-such-session")
     text = wait_alert(page, "no-such-session")
     assert "does not exist" in text
-    page.wait_for_function("() => document.getElementById('live-state').dataset.state === 'ended'")
+    page.wait_for_function("() => document.getElementById('live-state').dataset.state === 'missing'")
+    assert page.inner_text("#live-state") == "not found"  # never "ended": there is no session to have ended
     page.evaluate("() => new Promise((r) => setTimeout(r, 2500))")  # longer than the first retry would wait
     follows = [u for u in viewer.requests if "/api/sessions/no-such-session/follow" in u]
     assert len(follows) - before == 1

@@ -90,3 +90,43 @@ def test_a_served_session_is_titled_and_same_named_files_are_told_apart(viewer: 
     page.wait_for_function("() => document.getElementById('session-title').textContent"
                            " === 'run-beta-sid question 1'", timeout=30_000)
     assert "run-beta" in (page.get_attribute("#session-title", "title") or "")
+
+
+def test_status_tells_the_truth(viewer: Viewer) -> None:
+    """Item 10: a header-only session says it has no events; a cancelled turn reads cancelled in the trajectory; an
+    ended served session's connected stream reads "following", not "live"; a failed open clears the last counts."""
+    import json as _json
+
+    from session_builder import Session
+
+    page = viewer.page
+    header_only = _json.dumps({"type": "session", "version": 0, "id": "bare", "createdAt": 1}).encode() + b"\n"
+    assert viewer.open_file(viewer.add_file("bare.jsonl", header_only))["error"] is None
+    assert page.locator("#empty-session").is_visible()
+    assert "no events" in page.inner_text("#empty-session")
+
+    s = Session("cancelled-turn")
+    s.user("please stop halfway")
+    s.assistant([("text", "Starting.")])
+    s.end_step()
+    s.end_turn({"kind": "aborted", "reason": {"kind": "user"}})
+    assert viewer.open_file(viewer.add_file("cancelled.jsonl", s.to_bytes()))["error"] is None
+    assert page.locator("#empty-session").is_hidden()
+    assert page.inner_text("#stats")  # counts shown
+    page.click("[data-view-tab=trajectory]")
+    try:
+        page.wait_for_selector("#trajectory .traj-turn-end .traj-status")
+        assert page.inner_text("#trajectory .traj-turn-end .traj-status") == "cancelled"
+    finally:
+        page.click("[data-view-tab=chat]")
+
+    bad = viewer.open_file(viewer.add_file("not-a-log.jsonl", b"\x00\x01 nothing\n"))
+    assert bad["error"] is not None
+    assert page.inner_text("#stats") == ""  # the cancelled session's counts are gone
+
+    (viewer.served.sessions / "done-long-ago.jsonl").write_bytes(long_session("done-long-ago", 1))
+    page.click("#refresh-sessions")
+    page.wait_for_selector("#session-list button[data-id='done-long-ago']")
+    page.evaluate("() => { location.hash = 'session=done-long-ago'; }")
+    page.wait_for_function("() => document.getElementById('live-state').dataset.state === 'live'")
+    assert page.inner_text("#live-state") == "following"
