@@ -87,7 +87,12 @@ export function initFeatures(app) {
     search.decorate(row);
   };
 
-  const runExport = (/** @type {"html" | "md"} */ format, /** @type {"session" | "window" | "view"} */ scope) => exportFile(bridge, {
+  const runExport = async (/** @type {"html" | "md"} */ format, /** @type {"session" | "window" | "view"} */ scope) => {
+    // Nothing open is nothing to export: say so, never download an empty file.
+    if (!view.order.length) throw new Error("nothing is open: open a session or a file first");
+    return exportNow(format, scope);
+  };
+  const exportNow = (/** @type {"html" | "md"} */ format, /** @type {"session" | "window" | "view"} */ scope) => exportFile(bridge, {
     format, title: app.title(),
     // "view": the view shown now (the chat's loaded rows, the trajectory or the model context)
     scope: scope === "view" ? (views.current === "chat" ? "window" : views.current) : scope,

@@ -130,3 +130,16 @@ def test_status_tells_the_truth(viewer: Viewer) -> None:
     page.evaluate("() => { location.hash = 'session=done-long-ago'; }")
     page.wait_for_function("() => document.getElementById('live-state').dataset.state === 'live'")
     assert page.inner_text("#live-state") == "following"
+
+
+def test_exporting_with_nothing_open_says_so_and_downloads_nothing(viewer: Viewer) -> None:
+    """Item 13: with nothing open the Export menu answers with the alert, not an empty file."""
+    page = viewer.page
+    page.evaluate("() => window.transcriptViewer.openFile(new File([new Uint8Array(0)], 'empty.jsonl'), {})")
+    downloads: list[object] = []
+    page.on("download", lambda d: downloads.append(d))
+    page.click("#export-menu > summary")
+    page.click('#export-menu button[data-format="html"][data-scope="session"]')
+    page.wait_for_function("() => document.querySelector('[role=alert]')?.innerText.includes('nothing is open')")
+    page.wait_for_timeout(300)
+    assert downloads == []
