@@ -152,6 +152,12 @@ figure.image-block { margin: 0.4rem 0; }
 .terminal .ansi-fg5, .terminal .ansi-fg13 { color: #d2a8ff; }
 .terminal .ansi-fg6, .terminal .ansi-fg14 { color: #76e3ea; }
 .terminal .ansi-fg7, .terminal .ansi-fg15 { color: #f0f6fc; }
+.questions { margin: 0.3rem 0; padding-left: 1.4rem; }
+.question { margin: 0.2rem 0 0.5rem; }
+.options { list-style: none; padding-left: 0.4rem; margin: 0.2rem 0; }
+.option.chosen .option-label { font-weight: 600; }
+.option-description, .question-multi { color: var(--muted); }
+.answer-text { margin-top: 0.2rem; }
 .checklist { list-style: none; padding-left: 0.4rem; margin: 0.3rem 0; }
 .checklist .done { text-decoration: line-through; color: var(--muted); }
 .web-card { border: 1px solid var(--border); border-radius: 8px; padding: 0.4rem 0.6rem; }

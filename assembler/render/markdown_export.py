@@ -106,7 +106,7 @@ def _tool(data: ToolData) -> str:
     by_kind = tool_text_parts(data, result, error=error)
     if by_kind is not None:
         for label, text, lang in by_kind:
-            body = md_text(text) if lang == "list" else fenced(text, lang)
+            body = md_text(text) if lang in ("list", "markdown") else fenced(text, lang)
             parts.append(f"{label}:\n\n{body}")
         return _details(summary, "\n\n".join(parts))
     if pretty:

@@ -24,11 +24,11 @@ from .ansi import ansi_html, strip_ansi
 from .codex_tools import command_of, envelope_span, patch_html, patch_of, patch_text, plan_items
 from .markdown import HIGHLIGHT_LIMIT, code_html, escape, is_safe_link
 from .texts import blocks_text
+from .toolcards import fetched_html, fetched_text, plan_html, plan_text, question_html, question_text
 from .tools import (
     EXIT_STATUS,
     NUMBERED_LINE,
     edit_pair,
-    questions,
     result_view,
     string_arg,
     subcall_summary,
@@ -261,23 +261,19 @@ def tool_kind_body(data: ToolData, result: str | None, *, error: bool) -> str | 
         return _checklist_html(todos) + res
     if kind == "web":
         card = _web_html(args)
+        if result is not None and _fetched(args, result):  # a fetched page: its Markdown rendered
+            return card + fetched_html(result, error=error)
         return (card + res) if card else None
     if kind == "question":
-        asked = questions(args)
-        if not asked:
-            return None
-        items = "".join(f"<li>{escape(q)}</li>" for q in asked)
-        answer = "" if result is None else _section("Error" if error else "Answer",
-                                                    f'<div class="plain-pre">{escape(result)}</div>')
-        return _section("Asked", f'<ul class="questions">{items}</ul>') + answer
+        return question_html(args, result, error=error)
     if kind == "plan":
-        plan = string_arg(args, "plan", "summary")
-        if plan is None:
-            return None
-        review = "" if result is None else _section("Rejected" if error else "Review",
-                                                    f'<div class="plain-pre">{escape(result)}</div>')
-        return _section("Plan", f'<div class="plain-pre">{escape(plan)}</div>') + review
+        return plan_html(args, result, error=error)
     return None
+
+
+def _fetched(args: dict[str, Any], result: str) -> bool:
+    """A fetch's result (the call names a URL) that is page text, not a JSON document."""
+    return string_arg(args, "url", "href") is not None and not result.lstrip().startswith(("{", "["))
 
 
 # --- plain-text bodies (Markdown export) -------------------------------------------------------------------------
@@ -356,6 +352,13 @@ def tool_text_parts(data: ToolData, result: str | None, *, error: bool) -> list[
         if code is None:
             return None
         return [("Program", code.strip("\n"), string_arg(args, "language", "lang") or "javascript"), *tail]
+    if kind == "question":
+        return question_text(args, result, error=error)
+    if kind == "plan":
+        return plan_text(args, result, error=error)
+    if kind == "web" and result is not None and _fetched(args, result):
+        url = string_arg(args, "url", "href") or ""
+        return [("URL", url, ""), fetched_text(result, error=error)]
     if kind == "todo":
         todos = args.get("todos")
         if type(todos) is not list:

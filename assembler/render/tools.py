@@ -192,7 +192,8 @@ def tool_summary(name: Any, arguments: Any) -> str:
     elif kind == "question":
         what = "; ".join(questions(args))
     elif kind == "plan":
-        what = first_line(string_arg(args, "plan", "summary", "title") or "", _SUMMARY)
+        plan = (string_arg(args, "plan", "summary", "title") or "").lstrip()
+        what = first_line(plan.lstrip("#").lstrip() if plan.startswith("#") else plan, _SUMMARY)  # "## Plan": its words
     elif kind == "agent":
         what = first_line(string_arg(args, "description", "prompt", "message", "task") or "", _SUMMARY)
         if not what and type(args.get("meta")) is dict:

@@ -143,3 +143,19 @@ def test_exporting_with_nothing_open_says_so_and_downloads_nothing(viewer: Viewe
     page.wait_for_function("() => document.querySelector('[role=alert]')?.innerText.includes('nothing is open')")
     page.wait_for_timeout(300)
     assert downloads == []
+
+
+def test_a_plan_review_is_rendered_markdown(viewer: Viewer) -> None:
+    """Item 8: a plan put up for review reads as the Markdown it is (a heading, a list), not as its source."""
+    from tests.interop_support import interop_file
+
+    path = interop_file("claude-code/claude-code-log-1.7.0/dev-docs/messages/claude-code/tools/"
+                        "ExitPlanMode-tool_use.jsonl")
+    opened = viewer.open_file(viewer.add_file("plan.jsonl", path.read_bytes()))
+    assert opened["error"] is None
+    page = viewer.page
+    page.click("#transcript details.tool[data-tool-kind=plan] > summary")
+    page.wait_for_selector("#transcript .plan h2")
+    assert page.inner_text("#transcript .plan h2") == "Plan to Fix Ruby Element Support for Chrome"
+    assert page.locator("#transcript .plan ol > li").count() >= 2
+    assert "##" not in page.inner_text("#transcript details.tool[data-tool-kind=plan] > summary")

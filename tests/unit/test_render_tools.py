@@ -109,7 +109,7 @@ def test_question_and_plan_review_rows() -> None:
     assert tool_summary("ask_user_question", json.dumps({"questions": [{"question": "Use <CUDA>?"}]})) == \
         "ask_user_question: Use <CUDA>?"
     body = render_section(q, 0)
-    assert "<li>Use &lt;CUDA&gt;?</li>" in body and "Answer" in body and "yes" in body
+    assert "<p>Use &lt;CUDA&gt;?</p>" in body and "Answer" in body and "yes" in body  # Markdown, escaped
     plan = tool("exit_plan_mode", {"plan": "1. read\n2. edit"}, "User rejected the plan", error=True)
     assert tool_summary("exit_plan_mode", json.dumps({"plan": "1. read\n2. edit"})) == "exit_plan_mode: 1. read"
     assert "1. read</span>" in render_node(plan)
