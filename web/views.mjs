@@ -133,13 +133,15 @@ function contextMessage(message, hooks) {
   const node = el("article", `ctx-msg role-${message.role}${message.shadowed.length ? " is-summary" : ""}`);
   const head = el("div", "ctx-head");
   head.append(el("span", "ctx-role", message.role), el("span", "ctx-seq", `seq ${message.seq} · ${message.type}`));
-  if (message.shadowed.length) {
-    head.append(el("span", "badge", `compaction summary of ${message.shadowed.length} messages`));
-  }
-  for (const key of message.links) {
-    const link = /** @type {HTMLButtonElement} */ (el("button", "ctx-link", "chat row"));
+  const n = message.shadowed.length;
+  if (n) head.append(el("span", "badge", `compaction summary of ${n} message${n === 1 ? "" : "s"}`));
+  const several = message.links.length > 1;
+  for (const [i, key] of message.links.entries()) {
+    const label = several ? `Show in chat (${i + 1} of ${message.links.length})` : "Show in chat";
+    const link = /** @type {HTMLButtonElement} */ (el("button", "ctx-link", label));
     link.type = "button";
-    link.title = "Show the chat row this message came from";
+    link.title = several ? `Show chat row ${i + 1} of the ${message.links.length} this message came from`
+      : "Show the chat row this message came from";
     link.addEventListener("click", () => hooks.jump(key, message.seq));
     head.append(link);
   }
@@ -159,7 +161,8 @@ function contextMessage(message, hooks) {
     const details = el("details", "ctx-shadowed");
     const first = message.shadowed[0].seq;
     const last = message.shadowed[message.shadowed.length - 1].seq;
-    details.append(el("summary", "", `The ${message.shadowed.length} messages it replaced (seq ${first}–${last})`));
+    const span = first === last ? `seq ${first}` : `seq ${first} to ${last}`;
+    details.append(el("summary", "", n === 1 ? `The message it replaced (${span})` : `The ${n} messages it replaced (${span})`));
     details.addEventListener("toggle", () => {
       if (!(/** @type {HTMLDetailsElement} */ (details)).open || details.childElementCount > 1) return;
       for (const m of message.shadowed) details.append(contextMessage(m, hooks));
@@ -270,9 +273,17 @@ export class ViewSwitch {
         this.built.context = generation;
         this.opts.context.dataset.rows = String(value.messages.length);
         const note = this.opts.contextNote;
-        note.textContent = value.problems.length
-          ? `The loaded window starts inside compacted history: ${value.problems.map((/** @type {{seq: number, reason: string}} */ p) => `seq ${p.seq}: ${p.reason}`).slice(0, 3).join("; ")}`
-          : "";
+        const summaries = value.messages.filter((/** @type {any} */ m) => m.shadowed.length).length;
+        note.textContent = [
+          value.problems.length
+            ? `The loaded window starts inside compacted history: ${value.problems.map((/** @type {{seq: number, reason: string}} */ p) => `seq ${p.seq}: ${p.reason}`).slice(0, 3).join("; ")}.`
+            : "",
+          summaries
+            ? `What the model saw after ${summaries === 1 ? "a compaction" : `${summaries} compactions`}: each summary`
+              + " stands where the messages it replaced were, so the seq numbers run out of order there; open a"
+              + " summary to read what it replaced."
+            : "",
+        ].filter(Boolean).join(" ");
         note.hidden = !note.textContent || this.current !== "context";
         this.context.set(value.messages);
       }

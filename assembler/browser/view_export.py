@@ -62,7 +62,8 @@ def _message(message: dict[str, Any], depth: int) -> list[str]:
     head = "#" * min(6, 2 + depth)
     label = f"{message['role']} · seq {message['seq']} · {message['type']}"
     if message["shadowed"]:
-        label += f" · compaction summary of {len(message['shadowed'])} messages"
+        n = len(message["shadowed"])
+        label += f" · compaction summary of {n} message{'' if n == 1 else 's'}"
     out = [f"{head} {md_text(label)}", "", fenced(message["text"] or "(no text)")]
     if message["chars"] > len(message["text"]):
         out.append(f"_({message['chars'] - len(message['text']):,} more characters not shown)_")

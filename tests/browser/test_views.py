@@ -142,7 +142,16 @@ def test_context_view_is_the_surface_with_shadowed_messages_and_links(viewer: Vi
     details.locator(".ctx-msg").first.wait_for()
     first = next(m for m in json.loads(cpython_viewer(data).context_view())["messages"] if m["shadowed"])
     assert details.locator(":scope > .ctx-msg").count() == len(first["shadowed"])
+    # Issue 22 item 9: the compaction is explained, counts read as words, the links say where they go.
+    note = page.inner_text("#context-note")
+    assert "compaction" in note and "out of order" in note
+    assert "messages it replaced (seq" in details.locator("summary").inner_text() or \
+        "message it replaced (seq" in details.locator("summary").inner_text()
+    assert "–" not in details.locator("summary").inner_text()  # "seq 4 to 9", never "seq 4–4"
+    badge = summary.locator(".badge").first.inner_text()
+    assert badge.endswith(" message") if len(first["shadowed"]) == 1 else badge.endswith(" messages")
     link = page.locator("#context .ctx-link").first
+    assert link.inner_text().startswith("Show in chat")
     link.click()
     page.wait_for_function("() => document.getElementById('view-root').dataset.view === 'chat'")
     page.evaluate("() => window.transcriptViewer.showView('chat')")
