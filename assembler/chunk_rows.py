@@ -3,13 +3,11 @@
 Rules: ``pack_chunk_runs`` packs runs of >= 3 consecutive same-block deltas into storage rows; every other value
 passes through verbatim, in log order. A row holds at most ``MAX_ROW_MEMBERS`` deltas and ``MAX_ROW_CHARS``
 characters of fragments (a fragment longer than that alone): a longer run becomes consecutive rows of one block
-(which the format allows), cut greedily, so packing never holds more than one row's worth of a run (issue 23
-item 9). A row given as generic JSON (a dict with a row tag) is validated with the row Structs (``storage_row``)
-wherever the codec meets it; the log parser decodes row lines straight into them.
-Expansion happens only here, in the explicit codec calls (``decode_storage_record``, ``expand_row``,
-``expand_records``); the browser path never calls them. Rows can also be re-packed, merged, renamed to wire rows
-(``row.to_wire()``) and sliced without expanding them.
-"""
+(which the format allows), cut greedily, so packing never holds more than one row's worth of a run. A row given as
+generic JSON (a dict with a row tag) is validated with the row Structs (``storage_row``) wherever the codec meets
+it; the log parser decodes row lines straight into them. Expansion happens only here, in the explicit codec calls
+(``decode_storage_record``, ``expand_row``, ``expand_records``); the browser path never calls them. Rows can also be
+re-packed, merged, renamed to wire rows (``row.to_wire()``) and sliced without expanding them."""
 
 from __future__ import annotations
 

@@ -104,7 +104,7 @@ class PackedStartError(ConversationError):
 
 class InputFault:
     """Not an exception: an event a Definition could not fold (a field of an unexpected type), recorded by the
-    assembler, which shows that event through the fallback Definition instead (issue 9 item 5)."""
+    assembler, which shows that event through the fallback Definition instead."""
 
     __slots__ = ("seq", "type", "message")
 

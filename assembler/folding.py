@@ -1,6 +1,6 @@
 """Parts of the Conversation assembler (``conversation``) that act on one Context or one flush: building view nodes
 and checking location data against the contract, merging older Matches, and quarantining the entries a Definition
-failed on (issue 9 item 5). Pure and sans-I/O.
+failed on. Pure and sans-I/O.
 """
 
 from __future__ import annotations

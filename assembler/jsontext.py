@@ -1,4 +1,4 @@
-"""JSON text of log lines, the one place every line decoder and record encoder goes through (issue 9 items 6, 7).
+"""JSON text of log lines, the one place every line decoder and record encoder goes through.
 
 Rules: a value nested deeper than ``MAX_DEPTH`` arrays/objects is refused before any decoder sees it
 (``NestingError``, "nesting too deep"): CPython's decoders end in ``RecursionError`` near 1000 levels and Pyodide's

@@ -13,7 +13,7 @@ export const PREVIEW_FILE_BYTES = 8 << 20;
 export const PREVIEW_BYTES = 1 << 20;
 
 /** The wasm heap (Python's memory) a local file may grow to while it is read: past it the open stops with "too big
- * to open in the page" (issue 23 item 7). A 1.1 GB log of small events broke near 2.2 GB (garbage came back from
+ * to open in the page". A 1.1 GB log of small events broke near 2.2 GB (garbage came back from
  * Python instead of an error), so the limit keeps well below that. */
 export const FILE_HEAP_LIMIT = 1536 << 20;
 

@@ -1,4 +1,4 @@
-"""The browser edge's last line of defence (issue 9 item 5): an entry point of the worker never lets an unexpected
+"""The browser edge's last line of defence: an entry point of the worker never lets an unexpected
 Python exception out; the page gets an update with ``{"error": {..., "internal": true}}`` instead."""
 
 from __future__ import annotations

@@ -6,15 +6,14 @@ Rules: slices go in order to ``store.loader.AnyLoader``, which detects the forma
 line split across slices; storage rows stay rows (decoded once into their Structs, renamed to wire rows later, never
 expanded). The parse stops at the first fault and keeps everything before it. Rows of our own logs are repacked as
 the slices arrive (``chunk_rows.repack_records`` over the records that can still change): a log written one delta
-per line is held as one row per block, not one dict per event, so opening a big unpacked log stays small (issue 11
-item 4); the records are the canonical packing of the file's events (packed = scalar). Zstd decompresses
-incrementally: a damaged stream is an error that keeps what came before it. A SQLite database cannot be parsed in
-slices: its bytes are collected and, at ``finish``, read by the same ``store.sqlite.read_sqlite`` as the CLI from a
-private temporary file (Pyodide's in-memory file system in the browser), removed right after; a file that is not a
-session database is an error naming the file. A file holding several sessions (an Inspect log) shows the one named
-by ``key`` (the first by default) and lists them all in its outcome. ``context`` is the reader's (a file of an open
-folder: ``folder.LocalFolder.context``). Bytes come in.
-"""
+per line is held as one row per block, not one dict per event, so opening a big unpacked log stays small; the
+records are the canonical packing of the file's events (packed = scalar). Zstd decompresses incrementally: a damaged
+stream is an error that keeps what came before it. A SQLite database cannot be parsed in slices: its bytes are
+collected and, at ``finish``, read by the same ``store.sqlite.read_sqlite`` as the CLI from a private temporary file
+(Pyodide's in-memory file system in the browser), removed right after; a file that is not a session database is an
+error naming the file. A file holding several sessions (an Inspect log) shows the one named by ``key`` (the first by
+default) and lists them all in its outcome. ``context`` is the reader's (a file of an open folder:
+``folder.LocalFolder.context``). Bytes come in."""
 
 from __future__ import annotations
 

@@ -161,7 +161,7 @@ class Viewer(ViewsMixin, ReplayMixin, FolderMixin):
             "requests": list(requests),
             "stats": self.stats(),
         }
-        if self.assembler.faults:  # events a Definition could not fold, shown raw (issue 9 item 5)
+        if self.assembler.faults:  # events a Definition could not fold, shown raw
             value["inputFaults"] = [{"seq": f.seq, "type": f.type, "message": str(f)} for f in self.assembler.faults]
         if replace or any(n.kind in ("turn-tail", "tool") for n in changed):
             # The header's session totals: recomputed when a turn ends or a tool row appears, not per delta.

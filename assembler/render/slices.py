@@ -5,7 +5,7 @@ Rules (DESIGN rule 8): a cut falls at a paragraph boundary outside a code fence 
 starts or ends inside a fence is reopened and closed so each slice renders on its own. Linear in the offset. A run
 of more than ``RUN_CHARS`` characters with no white space in the HTML's text (one long "word": base64, a minified
 line, a hash, a token a model repeated) gets a ``<wbr>`` break opportunity every ``RUN_CHARS`` characters
-(``break_long_runs``, issue 23 item 8): Chromium lays a single run out in time that grows with the square of its
+(``break_long_runs``): Chromium lays a single run out in time that grows with the square of its
 length (a 300,000-character run of Arabic letters or of combining accents took 2.8-5.2 s, one of a million letters
 7-60 s), bounded pieces lay out in linear time. A break never separates a combining mark, a joiner or a variation
 selector from the character before it, never cuts an entity, and never touches a tag or its attributes. Pure.

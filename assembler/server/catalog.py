@@ -1,4 +1,4 @@
-"""Per-file metadata for the session list (issue 9 item 14): what a listing needs, never the records.
+"""Per-file metadata for the session list: what a listing needs, never the records.
 
 Rules: ``FileMeta`` reads a session file of any format in the table (``store.loader.AnyLoader``: the content decides)
 in bounded pieces and keeps only counts and a few values per session it holds (header, the list's ``SessionFacts``,

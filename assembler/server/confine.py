@@ -1,6 +1,6 @@
 """Opening a served file only while it is inside its root, checked on every open (pages, follow, raw, listing).
 
-Rules (DESIGN rule 9; issue 9 item 12, issue 23 item 1): the scan decides which files exist, but a file or a folder
+Rules (DESIGN rule 9): the scan decides which files exist, but a file or a folder
 on its way can be swapped for a symlink at any moment, so the path is looked up exactly once, relative to a
 descriptor of the root's folder, and no symlink is followed on the way: ``openat2`` with ``RESOLVE_BENEATH |
 RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS`` where the kernel has it (Linux 5.6), otherwise a walk of descriptors,

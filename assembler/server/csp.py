@@ -3,7 +3,7 @@ every response.
 
 Rules: the header CSP is the one the served ``index.html`` declares (so header and page never disagree), else ``CSP``,
 plus ``frame-ancestors 'none'`` (a ``<meta>`` CSP cannot say it) and ``X-Frame-Options: DENY`` for older browsers:
-no other page, a ``data:`` page included, can frame the viewer or the API (issue 23 item 11).
+no other page, a ``data:`` page included, can frame the viewer or the API.
 """
 
 from __future__ import annotations

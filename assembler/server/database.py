@@ -1,6 +1,6 @@
 """Reading a served SQLite session from the descriptor ``confine`` checked, never by looking its path up again.
 
-Rules (issue 23 item 1): a SQLite session with no pending ``-wal`` or ``-journal`` beside it (looked at through a
+Rules: a SQLite session with no pending ``-wal`` or ``-journal`` beside it (looked at through a
 descriptor of its folder, opened beneath the root like the file) is read from the checked descriptor into memory
 and opened there (``store.sqlite.read_sqlite_image``): one lookup, no race. A session with a pending log needs
 SQLite itself to find its ``-wal`` and share a live writer's locks, so SQLite opens it by path; the path is checked

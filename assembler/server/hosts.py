@@ -1,7 +1,7 @@
 """The ``Host`` check against DNS rebinding: a page on another site whose name resolves to 127.0.0.1 must not be
 able to read the sessions, so a request is only answered when its ``Host`` names this server.
 
-Rules (issue 9 item 13): allowed are ``localhost``, ``127.0.0.1`` and ``[::1]``, plus the bound address when it is a
+Rules: allowed are ``localhost``, ``127.0.0.1`` and ``[::1]``, plus the bound address when it is a
 specific one, each with the port the request arrived on; and every name given with ``--allow-host`` (``NAME`` for
 any port, ``NAME:PORT`` for one). Anything else, or no ``Host`` at all, is answered 421 (Misdirected Request) with
 the JSON error body, before any route runs. Names compare case-insensitively; a port missing from ``Host`` is 80.

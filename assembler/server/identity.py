@@ -1,4 +1,4 @@
-"""Has a file been rewritten since it was read up to an offset? (issue 9 item 16)
+"""Has a file been rewritten since it was read up to an offset?
 
 Rules: what was read is identified by the file's device and inode, its size and mtime, and hashes of its first KiB
 and of the KiB before the read offset. A later look at the same path is ``unchanged`` (same size and mtime),

@@ -6,7 +6,7 @@ absolute ids and symlinks resolving outside a root are refused with 404). Each s
 open checks the file against it again (``confine.open_in_root``): a file swapped for a symlink after the scan is
 refused (403), never served.
 
-Memory and the event loop (issue 9 items 14, 15): the session list is built from per-file metadata
+Memory and the event loop: the session list is built from per-file metadata
 (``catalog``), never from records; the parsed sessions pages come from are an LRU cache bounded by ``cache_bytes``
 of file bytes (a followed session is never evicted). An unknown id rescans the roots in a worker thread, at most
 once per ``RESCAN_INTERVAL`` seconds (a request waits for the next one), shared by the requests waiting for it.

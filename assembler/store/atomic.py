@@ -1,7 +1,7 @@
 """Atomic outputs: every file a command writes is written whole to a temporary file beside it, synced, and renamed
 into place; the path it replaces is checked first.
 
-Rules (DESIGN rule 9, issue 9 items 1 and 2, issue 23 item 2):
+Rules (DESIGN rule 9):
 
 * An output path that is a symbolic link, a directory, a device, FIFO or socket is refused (``UnsafeOutputError``),
   never written through or replaced. An output that is the same file as one of the inputs (same device and inode,

@@ -5,7 +5,7 @@ Rules: ``record_row`` stores any record losslessly (what the columns cannot hold
 ``row_record`` rebuilds it, raising ``BadRow`` with the column at fault; ``load_rows`` then applies exactly the
 JSONL reader's rules to the rebuilt record (``logfile.check_record``: a row becomes its Struct of ``records``, an
 event's envelope is checked, as for a line), so a database and the JSONL file holding the same records get the same
-verdict (issue 23 item 4), and a crafted or damaged database is ``row N: ...`` naming its row, never a traceback.
+verdict, and a crafted or damaged database is ``row N: ...`` naming its row, never a traceback.
 Text columns arrive as ``SqlText`` (bytes: SQLite does not check UTF-8, so invalid UTF-8 is this row's error, not a
 ``sqlite3`` one for the whole read) and blobs as ``bytes``. A column longer than the line cap is refused unread.
 """

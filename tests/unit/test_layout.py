@@ -161,3 +161,18 @@ def test_a_package_face_exports_exactly_its_all(package: str) -> None:
     public = {n for n in vars(module) if not n.startswith("_") and n not in submodules and n != "annotations"}
     assert public == set(declared), {"not in __all__": sorted(public - set(declared)),
                                      "not bound": sorted(set(declared) - public)}
+
+
+def test_the_architecture_report_maps_every_module_and_no_import_runs_back_up() -> None:
+    """``scripts/arch_report.py`` names a part for every module, and no import goes from a part to a later one
+    (render never reaches into the engine; the engine never imports an edge)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    try:
+        import arch_report
+    finally:
+        sys.path.pop(0)
+    assert arch_report.unmapped() == []
+    rank = {p: i for i, p in enumerate(arch_report.ORDER)}
+    back = {edge: via for edge, via in arch_report.graph(lazy=False).items()
+            if rank[edge[1]] > rank[edge[0]] and edge[0] != "Perf"}
+    assert back == {}
