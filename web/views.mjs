@@ -247,7 +247,8 @@ export class ViewSwitch {
   _mark() {
     const { root, tabs, chat, trajectory, context } = this.opts;
     root.dataset.view = this.current;
-    for (const node of chat) node.hidden = this.current !== "chat";
+    // "Load older" serves the trajectory too (its rows come from the same window); the chat rows only the chat.
+    for (const node of chat) node.hidden = this.current !== "chat" && !(node.id === "chat-older" && this.current === "trajectory");
     trajectory.hidden = this.current !== "trajectory";
     context.hidden = this.current !== "context";
     this.opts.contextNote.hidden = this.current !== "context" || !this.opts.contextNote.textContent;

@@ -159,3 +159,18 @@ def test_a_plan_review_is_rendered_markdown(viewer: Viewer) -> None:
     assert page.inner_text("#transcript .plan h2") == "Plan to Fix Ruby Element Support for Chrome"
     assert page.locator("#transcript .plan ol > li").count() >= 2
     assert "##" not in page.inner_text("#transcript details.tool[data-tool-kind=plan] > summary")
+
+
+def test_the_trajectory_loads_older_turns(viewer: Viewer) -> None:
+    """Item 7: the trajectory view has "Load older" too, and its rows grow with the window."""
+    page = viewer.page
+    assert viewer.open_file(viewer.add_file("eighty-b.jsonl", long_session("eighty-b", 80)))["error"] is None
+    page.click("[data-view-tab=trajectory]")
+    try:
+        page.wait_for_function("() => Number(document.getElementById('trajectory').dataset.rows) > 0")
+        before = int(page.get_attribute("#trajectory", "data-rows") or 0)
+        assert page.locator("#load-older").is_visible()
+        page.click("#load-older")
+        page.wait_for_function("(n) => Number(document.getElementById('trajectory').dataset.rows) > n", arg=before)
+    finally:
+        page.click("[data-view-tab=chat]")
