@@ -58,3 +58,25 @@ def test_no_script_of_the_page_lists_suffixes() -> None:
             if re.search(r"/\\\.\((?:jsonl|json|eval|sqlite)", code):  # a suffix regex like /\.(jsonl|...)$/
                 found.append(f"{script.name}:{n}: {code.strip()}")
     assert not found, found
+
+
+def test_the_page_preloads_its_whole_module_graph() -> None:
+    """The build lists every module the page's main thread imports as a modulepreload link (fetched at once, not
+    one import level at a time), and only those: the worker's own modules load in the worker."""
+    import re as _re
+
+    from tests.corpus import REPO
+
+    site = REPO / "build" / "site"
+    if not (site / "index.html").is_file():
+        pytest.skip("build/site is not built (make build)")
+    html = (site / "index.html").read_text(encoding="utf-8")
+    preloaded = _re.findall(r'<link rel="modulepreload" href="([\w.-]+\.mjs)">', html)
+    assert "@MODULEPRELOAD@" not in html
+    assert preloaded[:2] == ["worker-start.mjs", "app.mjs"] and len(preloaded) == len(set(preloaded))
+    imported: set[str] = set()
+    for name in preloaded:
+        text = (site / name).read_text(encoding="utf-8")
+        imported |= set(_re.findall(r"""from\s+["']\./([\w.-]+\.mjs)["']""", text))
+    assert imported <= set(preloaded)  # every static import of the graph is preloaded
+    assert "worker.mjs" not in preloaded and "pyodide.mjs" not in preloaded
