@@ -6,6 +6,7 @@
 import { exportFile, initExportMenu } from "./export.mjs";
 import { addRecordsButton } from "./records.mjs";
 import { Search } from "./search.mjs";
+import { TodoPanel } from "./todos.mjs";
 import { ViewSwitch, hashView } from "./views.mjs";
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
@@ -101,6 +102,8 @@ export function initFeatures(app) {
       return id && last >= 0 ? app.fetchPage(id, { through: last, maxMessages: MAX_SAFE }) : null;
     },
   });
+  const todos = new TodoPanel({ root: byId("todo-panel", HTMLElement), bridge });
+
   const menu = byId("export-menu", HTMLElement);
   initExportMenu(menu, (format, scope) => runExport(format, scope).catch(report("Export failed")));
 
@@ -131,6 +134,7 @@ export function initFeatures(app) {
       if (!update || !Array.isArray(update.nodes)) return;
       views.changed();
       search.refresh();
+      todos.changed();
     },
     /** The URL changed (or the page opened): show the view it names. */
     followHash() {
@@ -139,6 +143,7 @@ export function initFeatures(app) {
     /** A new window (file, page or session) replaces the last one. */
     reset() {
       last = -1;
+      todos.clear();
       views.changed();
     },
   };

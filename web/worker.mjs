@@ -308,6 +308,7 @@ const OPS = {
   digest: async () => call("digest"),
   trajectory: async () => call("trajectory_view"),
   sessionFacts: async () => call("session_facts"),
+  todos: async () => call("todo_list"),
   context: async () => call("context_view"),
   contextMessage: async (_id, { seq }) => call("context_message", seq),
   search: async (_id, { query, includeHidden = false }) => call("search", String(query), Boolean(includeHidden)),

@@ -245,6 +245,26 @@ def _message_value(event: Mapping[str, Any], links: Mapping[int, str],
             "text": text[:PREVIEW_CHARS], "chars": len(text), "links": keys, "sources": cited, "shadowed": []}
 
 
+_TODO_STATES = frozenset({"pending", "in_progress", "completed"})
+
+
+def latest_todos(entries: Sequence[Entry]) -> dict[str, Any] | None:
+    """The last ``todo/write`` of the window as ``{seq, todos}`` (PROTOCOL 1.2; a malformed item is left out, an
+    unknown status reads ``pending``), or None when the window holds none."""
+    for entry in reversed(entries):
+        if type(entry) is not EventRecord or entry.event.type != "todo/write":
+            continue
+        data = msgspec.to_builtins(entry.event.data)
+        items = data.get("todos") if type(data) is dict else None
+        todos = []
+        for item in items if type(items) is list else []:
+            if type(item) is dict and type(item.get("content")) is str:
+                status = item.get("status")
+                todos.append({"content": item["content"], "status": status if status in _TODO_STATES else "pending"})
+        return {"seq": entry.event.seq, "todos": todos}
+    return None
+
+
 def surface_events(entries: Iterable[Entry]) -> list[dict[str, Any]]:
     """The window's surface-eligible events as plain dicts (what ``SurfaceManager`` folds)."""
     return [msgspec.to_builtins(e.event) for e in entries

@@ -20,7 +20,7 @@ from ..history import MessageIndex
 from ..records import decode_page
 from ..transcript import by_anchor
 from ..views import ViewNode
-from .panels import chat_keys_by_seq, context_rows, full_text, trajectory_rows
+from .panels import chat_keys_by_seq, context_rows, full_text, latest_todos, trajectory_rows
 from .search import SearchIndex, node_records, row_members
 from .updates import as_bytes, elapsed_ms, encode_json, error_value
 from .view_export import context_markdown, trajectory_markdown, view_document
@@ -57,6 +57,11 @@ class ViewsMixin:
         if facts.usage:
             value["usage"] = dict(facts.usage)
         return encode_json(value)
+
+    def todo_list(self) -> bytes:
+        """The session's latest plan, for the panel that keeps it in view: the last ``todo/write`` of the window
+        (``{seq, todos: [{content, status}]}``, ``status`` one of pending / in_progress / completed), or null."""
+        return encode_json(latest_todos(self.assembler.window_entries()))
 
     def trajectory_view(self) -> bytes:
         """The Trajectory view: ``{rows: [...]}`` (``panels.trajectory_rows``)."""

@@ -174,3 +174,18 @@ def test_the_trajectory_loads_older_turns(viewer: Viewer) -> None:
         page.wait_for_function("(n) => Number(document.getElementById('trajectory').dataset.rows) > n", arg=before)
     finally:
         page.click("[data-view-tab=chat]")
+
+
+def test_the_plan_panel_keeps_the_latest_todo_list_in_view(viewer: Viewer) -> None:
+    """The todo panel: the session's latest plan beside the chat with each item's state; gone with the next file."""
+    require_corpus()
+    [log] = [p for p in session_logs() if p.name == "session.jsonl" and "repeat-tool-reminder" in str(p)]
+    page = viewer.page
+    assert viewer.open_file(f"/__fixtures__/{log_id(log)}")["error"] is None
+    page.wait_for_selector("#todo-panel:not([hidden])")
+    assert page.inner_text("#todo-panel summary") == "Plan · 0 of 1 done"
+    assert page.get_attribute("#todo-panel .todo", "data-status") == "in_progress"
+    assert "watch the kettle boil" in page.inner_text("#todo-panel .todo-list")
+    assert viewer.open_file(viewer.add_file("no-plan.jsonl", long_session("no-plan", 1)))["error"] is None
+    page.wait_for_timeout(400)  # longer than the panel's debounce
+    assert page.locator("#todo-panel").is_hidden()
