@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AssemblerError
-from .search_index import SearchStore
+from .search_index import SearchStore, Written
 from .search_text import file_sessions
 
 __all__ = ["SearchIndexer", "index_dir_default", "index_file_name"]
@@ -123,7 +123,7 @@ class SearchIndexer:
             self.pending -= 1
             self.done += 1
 
-    def index_file(self, path: Path, root: Path, size: int, mtime_ns: int) -> None:
+    def index_file(self, path: Path, root: Path, size: int, mtime_ns: int) -> Written:
         """(Re)index one file as read now (its size and mtime as seen before reading: a file that grows while it
         is read is read again next pass)."""
         error: str | None = None
@@ -137,4 +137,4 @@ class SearchIndexer:
         except Exception as exc:  # a file no reader rule foresaw: recorded, the index goes on
             log.exception("cannot index %s", path)
             error = f"cannot be indexed ({type(exc).__name__}: {str(exc)[:200]})"
-        self.store.replace_file(str(path), size, mtime_ns, sessions, error)
+        return self.store.replace_file(str(path), size, mtime_ns, sessions, error)
