@@ -20,6 +20,7 @@ from assembler.browser.search import row_texts
 from assembler.commands.exporting import fold_page
 from assembler.history import MessageIndex
 from assembler.server import create_app
+from assembler.server import search_index as search_index_module
 from assembler.server.indexer import SearchIndexer
 from assembler.server.registry import SessionRegistry
 from assembler.server.search_index import SearchStore, SearchUnavailable, check_fts5, search
@@ -293,3 +294,18 @@ def test_no_index_is_404(tmp_path: Path) -> None:
     client = TestClient(create_app([root], serve_static=False), base_url=LOCAL)
     r = client.get("/api/search", params={"q": "bash"})
     assert r.status_code == 404 and "--no-index" in r.json()["detail"]
+
+
+def test_many_matches_come_newest_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from assembler.server.search_text import IndexedRow
+
+    store = SearchStore(tmp_path / "i.sqlite3")
+    rows = [IndexedRow(f"k{i}", i, "alpha " * (1 + i % 3) + f"row{i}") for i in range(6)]
+    store.replace_file("f", 1, 1, [IndexedSession("", "t", rows, None)])
+    con = store.reader()
+    ranked = [h.key for h in search(con, '"alpha"', 6)[0]]
+    assert sorted(ranked) == sorted(r.key for r in rows) and ranked != [f"k{i}" for i in range(5, -1, -1)]
+    monkeypatch.setattr(search_index_module, "RANKED_MAX", 3)
+    assert [h.key for h in search(con, '"alpha"', 6)[0]] == [f"k{i}" for i in range(5, -1, -1)]
+    assert [h.key for h in search(con, '"row2"', 6)[0]] == ["k2"]
+    con.close()
