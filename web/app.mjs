@@ -33,7 +33,7 @@ import { formatTable, harnessNames, scanned } from "./formats.mjs";
 import { initKeys } from "./keys.mjs";
 import { initLatest } from "./latest.mjs";
 import { openSession } from "./live.mjs";
-import { afterFileOpened, beforeFileOpens, followHash, initNavigation, scrollToSeq } from "./navigation.mjs";
+import { afterFileOpened, beforeFileOpens, followHash, initNavigation, openAt, scrollToSeq } from "./navigation.mjs";
 import { initReplay } from "./replay.mjs";
 import { initRowTools, rowTools } from "./rowtools.mjs";
 import { bridge, hooks, state, view } from "./runtime.mjs";
@@ -42,6 +42,7 @@ import { currentFolderEntry, folderEntries, initSessionList, localUid, markCurre
   from "./sessionlist.mjs";
 import { bootFailed, bootReady, fileProgress, setAlert, setBootStage } from "./status.mjs";
 import { initTheme } from "./theme.mjs";
+import { initTextSearch } from "./textsearch.mjs";
 
 /** Page-side marks (ms since navigation start): when the list showed, when Python was ready, stage arrivals. */
 const timeline = /** @type {Record<string, number>} */ ({});
@@ -180,6 +181,7 @@ Object.assign(hooks, {
   reset: features.reset,
   followHash: features.followHash,
   eventsToggled: () => features.search.refresh(),
+  markQuery: features.markQuery,
 });
 Object.assign(window, { transcriptViewer: viewer });
 
@@ -205,6 +207,8 @@ initSessionList({
     ? openFileAndSeek(null, { local: entry.local?.path, key: entry.local?.key ?? null })
     : openFileAndSeek(localFile, { key: entry.local?.key ?? null }))),
 });
+// The list's filter box also searches the served sessions' text (textsearch.mjs); a hit opens its row, marked.
+initTextSearch({ open: (hit, text) => openAt(hit.session, hit.seq, text) });
 // The formats the viewer reads, named from the build's table (formats.json), never from a list of our own.
 void formatTable().then((table) => {
   const names = harnessNames(table);

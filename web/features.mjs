@@ -136,6 +136,8 @@ export function initFeatures(app) {
       search.refresh();
       todos.changed();
     },
+    /** Marks `text` in row `key` with the in-page search (a hit of the search across sessions). */
+    markQuery: async (/** @type {string} */ text, /** @type {string} */ key) => { await search.runAt(text, key); },
     /** The URL changed (or the page opened): show the view it names. */
     followHash() {
       views.show(hashView());

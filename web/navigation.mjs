@@ -21,13 +21,14 @@ export function hashFor(seq) {
   return `#${params.toString()}`;
 }
 
-/** Scrolls to the row a seq points at, loading older pages while it lies before the window.
- * @param {number} seq */
+/** Scrolls to the row a seq points at, loading older pages while it lies before the window; resolves to the
+ * row's key (null when there is none).
+ * @param {number} seq @returns {Promise<string | null>} */
 export async function scrollToSeq(seq) {
   for (let i = 0; i < SEQ_SEARCH_PAGES; i++) {
     const found = await bridge.json("findSeq", { seq });
     if (found.inWindow || !state.canLoadOlder) {
-      if (!found.key) return false;
+      if (!found.key) return null;
       const key = found.key;
       await view.renderKeys([key]);
       view.focusKey(key, { block: "center" });
@@ -35,11 +36,31 @@ export async function scrollToSeq(seq) {
       view.element(key)?.classList.add("is-target");
       await view.renderKeys(view.visibleKeys(200));
       view.focusKey(key, { block: "center" });
-      return true;
+      return key;
     }
-    if (!(await loadOlder())) return false;
+    if (!(await loadOlder())) return null;
   }
-  return false;
+  return null;
+}
+
+/** Text to mark in the row the next #seq link opens (a hit of the search across sessions: textsearch.mjs). */
+let markNext = "";
+
+/** Scrolls to `seq`, then marks the text a search hit asked for in that row. @param {number} seq */
+async function scrollAndMark(seq) {
+  const text = markNext;
+  markNext = "";
+  const key = await scrollToSeq(seq);
+  if (text && key) await hooks.markQuery(text, key);
+}
+
+/** Opens a served session at row `seq` with `text` marked in it (#session=ID&seq=N).
+ * @param {string} session @param {number} seq @param {string} text */
+export function openAt(session, seq, text) {
+  markNext = text;
+  const hash = `#${new URLSearchParams({ session, seq: String(seq) })}`;
+  if (location.hash === hash) void followHash(); // the same link again: no hashchange
+  else location.hash = hash;
 }
 
 function seqInHash() {
@@ -56,13 +77,13 @@ export async function followHash() {
     openSession(session, {
       onOpened: () => {
         const seq = seqInHash();
-        if (seq !== null) void scrollToSeq(seq);
+        if (seq !== null) void scrollAndMark(seq);
       },
     });
     return;
   }
   const seq = seqInHash();
-  if (seq !== null && view.order.length) await scrollToSeq(seq);
+  if (seq !== null && view.order.length) await scrollAndMark(seq);
 }
 
 /** A #seq=N the page was opened with (no session): it applies to the first local file opened. */

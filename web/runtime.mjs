@@ -30,6 +30,9 @@ export const state = {
 
 /**
  * What the views, search, raw records and the Export menu (features.mjs) need to hear; app.mjs fills them in.
- * @type {{changed: (update: any) => void, reset: () => void, followHash: () => void, eventsToggled: () => void}}
+ * `markQuery(text, key)` starts the in-page search for `text` at row `key` (a hit of the search across sessions).
+ * @type {{changed: (update: any) => void, reset: () => void, followHash: () => void, eventsToggled: () => void,
+ *         markQuery: (text: string, key: string) => Promise<void>}}
  */
-export const hooks = { changed: () => {}, reset: () => {}, followHash: () => {}, eventsToggled: () => {} };
+export const hooks = { changed: () => {}, reset: () => {}, followHash: () => {}, eventsToggled: () => {},
+  markQuery: async () => {} };

@@ -178,6 +178,21 @@ export class Search {
     return { matches: this.total, ms: performance.now() - t0, workerMs: value.ms };
   }
 
+  /**
+   * Searches for `text` and moves to its first match in row `key` (a hit of the search across sessions opened
+   * there), else to the first match; resolves with {matches}.
+   * @param {string} text @param {string} key
+   */
+  async runAt(text, key) {
+    const value = await this.run(text, { move: false });
+    if (!this.total || value.stale) return value;
+    const at = this.hits.findIndex((h) => h[0] === key);
+    this.index = at < 0 ? 0 : this.cum[at];
+    this._count();
+    await this._go();
+    return value;
+  }
+
   /** The window changed: search again (keeps the query). */
   refresh() {
     if (!this.query) return;

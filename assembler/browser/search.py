@@ -24,7 +24,7 @@ from ..jsontext import encode_with, reader_text
 from ..records import StorageRecord, StorageRow, encode_hook
 from ..views import ViewNode, hidden_by_default
 
-__all__ = ["SearchIndex", "node_records", "row_members"]
+__all__ = ["SearchIndex", "node_records", "row_members", "row_texts"]
 
 _encoder = msgspec.json.Encoder(enc_hook=encode_hook).encode
 
@@ -32,6 +32,12 @@ _encoder = msgspec.json.Encoder(enc_hook=encode_hook).encode
 def _encode(value: Any) -> bytes:
     """A record's JSON as stored (lone surrogates escaped, not refused)."""
     return encode_with(_encoder, value)
+
+
+def row_texts(node: ViewNode) -> list[str]:
+    """A chat row's searchable texts as the page shows them (``render.node_text_blocks``, reader text): the one
+    extraction both the in-page search and the server's cross-session index (``server.search_index``) read."""
+    return [reader_text(text) for _, text in render.node_text_blocks(node)]
 
 
 class SearchIndex:
@@ -44,7 +50,7 @@ class SearchIndex:
         hit = self._cache.get(node.key)
         if hit is not None and hit[0] == rev:
             return hit[1]
-        texts = [reader_text(text).lower() for _, text in render.node_text_blocks(node)]  # as the page shows it
+        texts = [text.lower() for text in row_texts(node)]  # as the page shows it
         self._cache[node.key] = (rev, texts)
         return texts
 

@@ -8,7 +8,9 @@ SIGTERM ends the follow streams, then the server, with one line. The viewer at `
 (the checkout's ``build/site``, else the one the installed wheel carries) unless ``--static`` names one; its folder is
 printed, and its absence is a warning (the API is still served). ``--open`` opens the default browser once the socket
 listens (connections wait in its backlog until the server accepts them), from a thread: a console browser would
-otherwise hold the server back; no browser is a message with the URL to open, not an error.
+otherwise hold the server back; no browser is a message with the URL to open, not an error. The search index
+(``server.indexer``) lives in ``--index-dir`` (default under ``$XDG_CACHE_HOME``), its file printed; ``--no-index``
+turns it off; an SQLite without FTS5 or an index folder that cannot be written is an error naming ``--no-index``.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ def register(sub: Any) -> None:
                         "only localhost, 127.0.0.1, [::1] and the bound address, on the bound port)")
     p.add_argument("--cache", type=int, default=64, metavar="MB",
                    help="file megabytes of parsed sessions kept for pages (default 64; least recently used evicted)")
+    p.add_argument("--index-dir", default=None, metavar="DIR",
+                   help="folder of the search index, a cache you may delete (default: "
+                        "$XDG_CACHE_HOME/transcript-assembler/search-index, else ~/.cache/...)")
+    p.add_argument("--no-index", action="store_true", help="keep no search index (no search across sessions)")
     p.set_defaults(func=cmd_serve)
 
 
@@ -73,14 +79,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
         sys.stderr.write(f"transcript-assembler: cannot bind {args.host}:{args.port}: {exc.strerror or exc}\n")
         return 1
     host, port = sock.getsockname()[:2]
+    from ..server.indexer import index_dir_default
+    from ..server.search_index import SearchUnavailable
+
+    index_dir = None if args.no_index else (args.index_dir or index_dir_default())
     try:
         app = create_app(args.paths or ["."], static_dir=args.static, serve_static=not args.no_static,
                          poll_interval=args.poll, allowed_hosts=args.allow_host, bound_host=host,
-                         max_line_bytes=max_line_bytes(), cache_bytes=max(0, args.cache) << 20)
+                         max_line_bytes=max_line_bytes(), cache_bytes=max(0, args.cache) << 20, index_dir=index_dir)
     except ValueError as exc:  # a malformed --allow-host
         sock.close()
         sys.stderr.write(f"transcript-assembler: --allow-host: {exc}\n")
         return 2
+    except SearchUnavailable as exc:  # no FTS5, or the index folder cannot be written
+        sock.close()
+        sys.stderr.write(f"transcript-assembler: serve: {exc} (serve --no-index runs without search)\n")
+        return 1
     shown = host_name(host)
     if not is_loopback(host):
         sys.stderr.write(
@@ -92,6 +106,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"serving {len(registry.scan())} session(s) at {url}", flush=True)
     if app.state.site is not None:
         print(f"viewer: {app.state.site}", flush=True)
+    if app.state.indexer is not None:
+        print(f"search index: {app.state.indexer.path} (a cache: delete it at will)", flush=True)
     elif not args.no_static:
         where = f"{args.static} holds no viewer" if args.static else "no built viewer was found (neither a " \
             "checkout's build/site nor the installed package's)"

@@ -31,9 +31,11 @@ from .catalog import FileMeta
 from .confine import open_in_root
 from .csp import CSP, SecurityHeaders, viewer_csp
 from .hosts import HostCheck, check_allowed
+from .indexer import SearchIndexer, index_file_name
 from .listing import session_entry, sort_entries
 from .registry import DEFAULT_CACHE_BYTES, SessionRegistry
 from .responses import EXCEPTION_HANDLERS, json_response
+from .search_api import search_sessions
 from .site import find_site
 from .sse import EventStreamResponse
 
@@ -184,17 +186,23 @@ async def _warm_listing(app: Starlette) -> AsyncIterator[None]:
             log.debug("warming the session list failed", exc_info=True)
 
     task = asyncio.create_task(warm())
+    indexer: SearchIndexer | None = app.state.indexer
+    if indexer is not None:
+        indexer.start()
     try:
         yield
     finally:
         registry.stopping = True
         task.cancel()
+        if indexer is not None:
+            await asyncio.to_thread(indexer.stop)
 
 
 def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.PathLike[str] | None = None,
                serve_static: bool = True, poll_interval: float = 0.2, allowed_hosts: Sequence[str] = (),
                bound_host: str | None = None, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-               cache_bytes: int = DEFAULT_CACHE_BYTES) -> Starlette:
+               cache_bytes: int = DEFAULT_CACHE_BYTES, index_dir: str | os.PathLike[str] | None = None,
+               index_interval: float = 2.0) -> Starlette:
     """The Starlette app serving ``roots`` (session files and folders). ``static_dir`` (default: ``site.find_site()``,
     the checkout's ``build/site`` or the installed package's site) is served at ``/`` when it exists.
     ``app.state.registry`` is the ``SessionRegistry``; ``app.state.site`` the folder served at ``/`` (or None).
@@ -202,9 +210,18 @@ def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.
     Requests must name this server in ``Host`` (``hosts.HostCheck``): ``localhost``, ``127.0.0.1``, ``[::1]`` or
     ``bound_host`` on the port they arrived at, or a name in ``allowed_hosts`` (``NAME`` or ``NAME:PORT``); any
     other is 421. A log line longer than ``max_line_bytes`` stops that file's parse with an error naming it; parsed
-    sessions kept for pages hold at most ``cache_bytes`` of file bytes (least recently used evicted)."""
+    sessions kept for pages hold at most ``cache_bytes`` of file bytes (least recently used evicted).
+
+    ``index_dir``: keep the cross-session search index (``indexer``) in this folder, one file per set of roots,
+    indexed by a thread that runs while the app does (its lifespan) and looks for changes every
+    ``index_interval`` seconds; ``app.state.indexer`` (None without ``index_dir``: ``/api/search`` is then 404).
+
+    Raises:
+        ValueError: a malformed ``allowed_hosts`` name.
+        search_index.SearchUnavailable: no FTS5 in this SQLite, or ``index_dir`` cannot be written."""
     routes: list[Any] = [
         Route("/api/sessions", list_sessions),
+        Route("/api/search", search_sessions),
         Route("/api/sessions/{sid:path}/page", session_page),
         Route("/api/sessions/{sid:path}/follow", session_follow),
         Route("/api/sessions/{sid:path}/raw", session_raw),
@@ -220,5 +237,8 @@ def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.
     app.add_middleware(HostCheck, allowed=list(allowed_hosts), bound=bound_host)
     app.add_middleware(SecurityHeaders, csp=csp)  # outermost: a 421 carries the security headers too
     app.state.site = site
-    app.state.registry = SessionRegistry(roots, poll_interval, max_line_bytes=max_line_bytes, cache_bytes=cache_bytes)
+    registry = app.state.registry = SessionRegistry(roots, poll_interval, max_line_bytes=max_line_bytes,
+                                                    cache_bytes=cache_bytes)
+    app.state.indexer = None if index_dir is None else SearchIndexer(
+        registry, Path(index_dir) / index_file_name(registry.roots), interval=index_interval)
     return app

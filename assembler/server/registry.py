@@ -133,6 +133,15 @@ class SessionRegistry:
 
     def scan(self) -> dict[str, Path]:
         """Find every session file under the roots (symlinks pointing outside their root are skipped)."""
+        ids, root_of = self.walk()
+        self._ids = ids
+        self._root_of = root_of
+        self.catalog.keep_only(root_of)
+        return ids
+
+    def walk(self) -> tuple[dict[str, Path], dict[Path, Path]]:
+        """The session files under the roots now: ``(id -> file, file -> its root)``; changes nothing (the search
+        indexer walks from its own thread)."""
         ids: dict[str, Path] = {}
         root_of: dict[Path, Path] = {}
         prefix = len(self.roots) > 1 or any(root.is_file() for _, root in self.roots)
@@ -157,10 +166,7 @@ class SessionRegistry:
                         sid = rel  # a.jsonl and a.jsonl.zst side by side: the second keeps its file name
                     ids[f"{label}/{sid}" if prefix else sid] = resolved
                     root_of.setdefault(resolved, root)
-        self._ids = ids
-        self._root_of = root_of
-        self.catalog.keep_only(root_of)
-        return ids
+        return ids, root_of
 
     async def rescan(self) -> dict[str, Path]:
         """Scan the roots again in a worker thread, at most once per ``RESCAN_INTERVAL``: a caller who asked after
@@ -235,6 +241,12 @@ class SessionRegistry:
     def _context(self, path: Path) -> dict[str, Any] | None:
         """A file's reader context: its Claude Code layout and its project's older uuids (``projects``)."""
         return self.projects.context(path, self._root_of[path], context_of(path))
+
+    def search_context(self, path: Path, root: Path) -> dict[str, Any] | None:
+        """The reader context the list gives ``path`` (``_context``), for the search indexer's thread: taken under
+        the list's reading lock, as the project's known uuids change while the list reads."""
+        with self._reading:
+            return self.projects.context(path, root, context_of(path))
 
     def prime(self, path: Path) -> None:
         """Read (in the list's catalog) the files of ``path``'s project older than it that the list has not read

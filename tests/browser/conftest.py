@@ -80,12 +80,16 @@ def _server_app(sessions: Path, files: Path) -> Any:
 
     from assembler.server import create_app
 
-    product = create_app([sessions], static_dir=SITE, poll_interval=0.05)
+    # The search index (issue 21 item 4) in a folder of the test's; the indexer is started by ``served`` (the
+    # ServerThread runs no lifespan).
+    product = create_app([sessions], static_dir=SITE, poll_interval=0.05, index_dir=sessions.parent / "search-index",
+                         index_interval=0.3)
     mounts = [Mount("/__test__", StaticFiles(directory=files))]
     if FIXTURES.is_dir():
         mounts.append(Mount("/__fixtures__", StaticFiles(directory=FIXTURES)))
     app = Starlette(routes=[*mounts, Mount("/", product)])
     app.state.registry = product.state.registry
+    app.state.indexer = product.state.indexer
     return app
 
 
@@ -101,13 +105,16 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     write_demo(str(sessions / "demo-session.jsonl"))
     from perf.load_follow import ServerThread
 
+    app = _server_app(sessions, files)
     try:
-        server = ServerThread(_server_app(sessions, files)).__enter__()  # waits for uvicorn's startup, no polling
+        server = ServerThread(app).__enter__()  # waits for uvicorn's startup, no polling
     except RuntimeError:
         pytest.fail("the viewer server did not start")
+    app.state.indexer.start()
     try:
         yield Served(f"{server.base_url}/", sessions, files, server)
     finally:
+        app.state.indexer.stop()
         server.__exit__()
 
 

@@ -1,0 +1,129 @@
+// @ts-check
+// Text search across the served sessions, from the session list's filter box: while a server answers
+// GET /api/search (assembler/server/search_api.py), what is typed there is also looked up in the text of every
+// session, and the hits are listed under the list's entries (the session's title, then a snippet with the match
+// marked). Picking a hit opens that session at the hit's row (#session=ID&seq=N, navigation.mjs) and starts the
+// in-page search (search.mjs) with the words that matched, so the row's match is marked there too.
+// Rules: typing is debounced; only the newest answer is drawn; snippets are plain text, the marks are built as
+// <mark> elements from the answer's offsets (never innerHTML); a query the server refuses (400) shows its reason;
+// no server API (a static host, serve --no-index: 404) hides the section. While the index is being built the
+// section says "indexing N of M sessions" and asks again until it is done.
+import { els } from "./dom.mjs";
+
+const DEBOUNCE_MS = 250;
+const MIN_CHARS = 2;
+const LIMIT = 20;
+const POLL_WHILE_INDEXING_MS = 1500;
+
+/** @typedef {{session: string, seq: number, key: string, title: string, snippet: string, marks: number[][]}} Hit */
+
+/** @param {string} tag @param {string} cls @param {string} text */
+function el(tag, cls, text = "") {
+  const node = document.createElement(tag);
+  node.className = cls;
+  node.textContent = text;
+  return node;
+}
+
+/**
+ * The snippet with its marked spans as <mark> elements (offsets are UTF-16 indices: JavaScript's own).
+ * @param {string} text @param {number[][]} marks
+ */
+export function markedSnippet(text, marks) {
+  const span = el("span", "hit-snippet");
+  let at = 0;
+  for (const [start, end] of [...marks].sort((a, b) => a[0] - b[0])) {
+    if (!(start >= at && end > start && end <= text.length)) continue;
+    span.append(text.slice(at, start), el("mark", "hit-mark", text.slice(start, end)));
+    at = end;
+  }
+  span.append(text.slice(at));
+  return span;
+}
+
+/** The words that matched in a hit (its first mark), for the in-page search. @param {Hit} hit */
+function matchedText(hit) {
+  const [start, end] = hit.marks[0] || [0, 0];
+  return hit.snippet.slice(start, end);
+}
+
+/**
+ * @param {{open: (hit: Hit, text: string) => void}} options
+ */
+export function initTextSearch({ open }) {
+  const found = document.getElementById("session-hits");
+  if (!(found instanceof HTMLElement)) return;
+  const box = found;
+  let timer = 0;
+  let ticket = 0;
+  let available = true; // until the server says it keeps no index
+
+  /** @param {string} query */
+  async function run(query) {
+    clearTimeout(timer);
+    const mine = ++ticket;
+    if (!available || query.length < MIN_CHARS || document.documentElement.dataset.sessionList !== "shown") {
+      box.hidden = true;
+      box.replaceChildren();
+      return;
+    }
+    let response;
+    try {
+      response = await fetch(`api/search?${new URLSearchParams({ q: query, limit: String(LIMIT) })}`,
+        { headers: { accept: "application/json" } });
+    } catch {
+      return; // the server is gone: the list says so
+    }
+    if (mine !== ticket) return;
+    if (response.status === 404) {
+      available = false;
+      box.hidden = true;
+      return;
+    }
+    /** @type {any} */
+    let body = null;
+    try { body = await response.json(); } catch { /* not JSON */ }
+    if (mine !== ticket) return;
+    const head = el("h3", "group-head", "Text matches");
+    const items = [head];
+    if (!response.ok) {
+      items.push(el("p", "session-meta hits-note", body?.detail || `Search failed (HTTP ${response.status}).`));
+    } else {
+      const indexing = body.indexing || { done: 0, pending: 0 };
+      if (indexing.pending > 0) {
+        items.push(el("p", "session-meta hits-note hits-indexing",
+          `indexing ${indexing.done} of ${indexing.done + indexing.pending} sessions…`));
+        timer = window.setTimeout(() => void run(query), POLL_WHILE_INDEXING_MS);
+      }
+      /** @type {Hit[]} */
+      const hits = body.results || [];
+      if (!hits.length) items.push(el("p", "session-meta hits-note", `No text matches “${query}”.`));
+      else {
+        const ul = el("ul", "hit-list");
+        for (const hit of hits) {
+          const li = el("li", "hit-entry");
+          const button = el("button", "hit-button");
+          button.setAttribute("type", "button");
+          button.dataset.session = hit.session;
+          button.dataset.seq = String(hit.seq);
+          button.title = `${hit.title}\n${hit.session} · row ${hit.seq}`;
+          button.append(el("span", "session-name", hit.title), markedSnippet(hit.snippet, hit.marks));
+          button.addEventListener("click", () => open(hit, matchedText(hit)));
+          li.append(button);
+          ul.append(li);
+        }
+        items.push(ul);
+        const total = Number(body.total) || 0;
+        if (total > hits.length) items.push(el("p", "session-meta hits-note", `the best ${hits.length} of ${total}${body.more ? "+" : ""} rows`));
+      }
+    }
+    box.replaceChildren(...items);
+    box.hidden = false;
+  }
+
+  els.sessionFilter.addEventListener("input", () => {
+    clearTimeout(timer);
+    const query = els.sessionFilter.value.trim();
+    timer = window.setTimeout(() => void run(query), DEBOUNCE_MS);
+  });
+}
