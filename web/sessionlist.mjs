@@ -24,11 +24,11 @@ export { localUid };
 /** @typedef {import("./sessiongroups.mjs").Row} Row */
 
 /** @type {{sessions: SessionEntry[] | null, folder: ListSource | null, file: ListSource | null, sort: SortOrder,
- *          filter: string, current: string | null, warmups: boolean, expanded: Set<string>,
+ *          filter: string, current: string | null, warmups: boolean, pending: number, expanded: Set<string>,
  *          onPick: (id: string) => void, onPickLocal: (entry: SessionEntry, source: "folder" | "file") => void,
  *          loaded: boolean, byUid: Map<string, {entry: SessionEntry, source: ListSource}>}} */
 const list = {
-  sessions: null, folder: null, file: null, sort: "newest", filter: "", current: null, warmups: false,
+  sessions: null, folder: null, file: null, sort: "newest", filter: "", current: null, warmups: false, pending: 0,
   expanded: new Set(), onPick: () => {}, onPickLocal: () => {}, loaded: false, byUid: new Map(),
 };
 
@@ -162,6 +162,10 @@ function draw() {
       items.push(el("li", "session-meta", list.filter ? `No session matches “${list.filter}”.` : "Only warm-up sessions (shown with Warm-ups)."));
     }
   }
+  if (list.pending > 0 && list.sessions) {
+    items.unshift(el("li", "session-meta session-pending", `Reading the folder: ${formatCount(list.pending)} more `
+      + `session file${list.pending === 1 ? "" : "s"} to list…`));
+  }
   els.sessionList.replaceChildren(...items);
   const buttons = entryButtons();
   const current = buttons.find((b) => b.dataset.id === list.current) || buttons[0];
@@ -254,8 +258,17 @@ function showSidebar() {
 }
 
 /** Fetches and draws the list; resolves to the sessions (null without a server API). */
+/** How soon the list asks again while the server is still reading its files. */
+const PENDING_RETRY_MS = 1000;
+/** @type {ReturnType<typeof setTimeout> | null} */
+let pendingTimer = null;
+
 export async function refreshSessions() {
-  const { sessions, offline } = await listSessions();
+  const { sessions, offline, pending = 0 } = await listSessions();
+  // A big folder is listed as it is read: the server says how many files it has not read yet; ask again soon.
+  list.pending = pending;
+  if (pendingTimer !== null) clearTimeout(pendingTimer);
+  pendingTimer = pending > 0 ? setTimeout(() => { pendingTimer = null; void refreshSessions(); }, PENDING_RETRY_MS) : null;
   if (offline) {
     setAlert("server", "The server does not answer: the session list could not be read. Local files still open.");
     return list.sessions;

@@ -28,7 +28,7 @@ let earlyAsk = earlyList;
 /**
  * The sessions the server offers: `{sessions}`, `{sessions: null}` when there is no server API (a static file
  * host), or `{sessions: null, offline: true}` when the server does not answer.
- * @returns {Promise<{sessions: SessionEntry[] | null, offline?: boolean}>}
+ * @returns {Promise<{sessions: SessionEntry[] | null, offline?: boolean, pending?: number}>}
  */
 export async function listSessions() {
   const early = earlyAsk;
@@ -41,7 +41,8 @@ export async function listSessions() {
   }
   if (!response.ok || !(response.headers.get("content-type") || "").includes("json")) return { sessions: null };
   const body = await response.json();
-  return { sessions: Array.isArray(body.sessions) ? body.sessions : null };
+  return { sessions: Array.isArray(body.sessions) ? body.sessions : null,
+    pending: Number.isInteger(body.pending) ? body.pending : 0 };
 }
 
 /**

@@ -90,7 +90,8 @@ async def list_sessions(request: Request) -> Response:
     """Every session under the roots, newest activity first (the entry contract: ``listing.py``)."""
     registry: SessionRegistry = request.app.state.registry
     out = []
-    for sid, meta in await registry.listing():  # per-file metadata, refreshed in a thread; no records kept
+    listed, pending = await registry.listing()  # per-file metadata, refreshed in a thread; no records kept
+    for sid, meta in listed:
         if _hidden(meta):
             continue
         for session in meta.sessions:
@@ -109,7 +110,7 @@ async def list_sessions(request: Request) -> Response:
                          "model": None, "status": "damaged",
                          "error": f"cannot be listed ({type(exc).__name__}: {str(exc)[:200]})", "bytes": meta.size}
             out.append(entry)
-    return json_response({"sessions": sort_entries(out)})
+    return json_response({"sessions": sort_entries(out), "pending": pending})
 
 
 async def session_page(request: Request) -> Response:
@@ -181,7 +182,7 @@ async def _warm_listing(app: Starlette) -> AsyncIterator[None]:
 
     async def warm() -> None:
         try:
-            await registry.listing()
+            await registry.listing(None)
         except Exception:  # the request that lists them reports what is wrong
             log.debug("warming the session list failed", exc_info=True)
 
@@ -192,7 +193,7 @@ async def _warm_listing(app: Starlette) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        registry.stopping = True
+        registry.stop_reading()
         task.cancel()
         if indexer is not None:
             await asyncio.to_thread(indexer.stop)

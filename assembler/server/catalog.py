@@ -144,6 +144,11 @@ class FileMeta:
                 self._children()
             self._identity = identity_of(fd, offset, st)
 
+    @property
+    def read_once(self) -> bool:
+        """The file has been read (up to where it was when it was): its entry can be listed."""
+        return self._identity is not None
+
     def _close_idle_tail(self, mtime_s: float) -> bool:
         """A line-format file not written for ``TAIL_IDLE_S``: its newest response is complete (pages close it the
         same way), once per idle spell. True when it was closed now."""
@@ -208,11 +213,14 @@ class Catalog:
         return meta
 
     def known(self, path: Path) -> FileMeta | None:
-        """The metadata of ``path`` if the list has read it."""
-        return self._files.get(path)
+        """The metadata of ``path`` if the list has read it (at least once: it may be older than the file)."""
+        meta = self._files.get(path)
+        return meta if meta is not None and meta.read_once else None
 
     def keep_only(self, paths: Iterable[Path]) -> None:
         """Forget every path not in ``paths`` (files gone since the last scan)."""
         keep = set(paths)
-        for path in [p for p in self._files if p not in keep]:
-            del self._files[path]
+        # A snapshot of the keys (one C-level copy under the GIL): a listing reading on in another thread may add
+        # metadata while the scan forgets files.
+        for path in [p for p in list(self._files) if p not in keep]:
+            self._files.pop(path, None)

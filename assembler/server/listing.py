@@ -11,9 +11,12 @@ null. ``lastActivity`` is the newest event's own ``time`` (epoch ms) with ``last
 whose events carry no real time (none, or a rebuilt counter: anything before 2000-01-01) falls back to the file's
 mtime, labelled ``"mtime"``. ``status`` is ``damaged`` (the parse stopped at a fault: ``error`` names its line),
 ``interrupted`` (the last turn ended interrupted or aborted, or was left open and the file is no longer written),
-``live`` (a turn is open and the file changed within ``LIVE_WINDOW_S``) or ``ended``. ``model`` is the model the
-log records (the request header's config, else an assistant message's provenance), or null. Entries are sorted
-newest activity first.
+``live`` (a turn is open and the file changed within ``LIVE_WINDOW_S``) or ``ended``. ``model`` is the model the log
+records (the request header's config, else an assistant message's provenance), or null. Entries are sorted newest
+activity first. The answer is ``{"sessions": [entries], "pending": N}``: a big folder
+(``registry.LIST_BUDGET_FILES``) is answered after ``registry.LIST_BUDGET_S`` of reading with the entries read so
+far, ``pending`` counting the files not read yet (read on in the background: ask again); a folder listed whole says
+``"pending": 0``.
 """
 
 from __future__ import annotations

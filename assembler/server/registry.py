@@ -96,6 +96,13 @@ def _candidate(name: str) -> bool:
     return name.endswith(_SUFFIXES) and not name.endswith(SIDECAR)
 
 
+LIST_BUDGET_S = 0.5
+"""How long one listing of a big folder reads files before it answers with what it has (the rest is read on in the
+background)."""
+LIST_BUDGET_FILES = 1000
+"""A folder of at most this many files is listed whole by every listing."""
+
+
 class SessionRegistry:
     """The served roots (files and folders) and the sessions found under them, by id.
 
@@ -112,6 +119,7 @@ class SessionRegistry:
         self.projects = Projects()  # Claude Code projects: a record shown once, in the oldest file holding it
         self._reading = threading.Lock()  # one thread at a time reads the list's files (listing, priming a page)
         self.stopping = False  # the server is shutting down: a listing in progress stops reading files
+        self._reading_on: asyncio.Task[Any] | None = None  # the listing that reads the files a budgeted one left
         self._last_rescan = -RESCAN_INTERVAL  # the last scan an unknown id caused (listing and start-up do not count)
         self._rescan_done = -RESCAN_INTERVAL
         self._scan_lock: asyncio.Lock | None = None
@@ -261,8 +269,13 @@ class SessionRegistry:
                     break
                 self._read_meta(older)
 
-    def _read_meta(self, path: Path) -> FileMeta | None:
-        meta = self.catalog.meta(path, self._root_of[path], self._context(path))
+    def _read_meta(self, path: Path, root: Path | None = None) -> FileMeta | None:
+        """Read ``path`` into its list metadata; ``root`` as the listing's scan found it (a later scan may have
+        dropped the file from ``_root_of`` while this listing reads on)."""
+        root = root if root is not None else self._root_of.get(path)
+        if root is None:
+            return None
+        meta = self.catalog.meta(path, root, self.projects.context(path, root, context_of(path)))
         try:
             meta.refresh_sync()
         except OSError:
@@ -295,22 +308,48 @@ class SessionRegistry:
             total -= source.bytes_read
             del self.sources[path]
 
-    async def listing(self) -> list[tuple[str, FileMeta]]:
-        """Every session with its metadata, brought up to date in a worker thread (records are not kept)."""
+    async def listing(self, budget_s: float | None = LIST_BUDGET_S) -> tuple[list[tuple[str, FileMeta]], int]:
+        """The sessions with their metadata, brought up to date in a worker thread (records are not kept), and how
+        many files are still to be read. Reading stops after ``budget_s`` (None: reads them all): what was read
+        before stands in for a file not reached (it may be older than the file), a file never read is pending, and
+        one background task reads on, so the next listing has more. A big folder answers at once and fills in."""
         ids = await asyncio.to_thread(self.scan)
+        root_of = self._root_of  # this scan's (a later one replaces the dict, never changes it)
+        if len(ids) <= LIST_BUDGET_FILES:
+            budget_s = None  # a folder of this size is read whole within the budget anyway: one complete answer
 
-        def refresh() -> list[tuple[str, FileMeta]]:
+        def refresh() -> tuple[list[tuple[str, FileMeta]], int, int]:
+            deadline = None if budget_s is None else time.monotonic() + budget_s
             read: dict[Path, FileMeta] = {}
-            with self._reading:  # a project's files oldest first: each one's older uuids are known when it is read
-                for path in self.projects.order((p, self._root_of[p]) for p in ids.values()):
+            pending = skipped = 0
+            got = self._reading.acquire(timeout=-1 if budget_s is None else budget_s)
+            try:  # a project's files oldest first: each one's older uuids are known when it is read
+                for path in self.projects.order((p, root_of[p]) for p in ids.values()):
                     if self.stopping:
                         break
-                    meta = self._read_meta(path)
+                    if got and (deadline is None or time.monotonic() < deadline):
+                        meta = self._read_meta(path, root_of[path])
+                    else:
+                        meta = self.catalog.known(path)
+                        skipped += 1
+                        pending += meta is None
                     if meta is not None:
                         read[path] = meta
-            return [(sid, read[path]) for sid, path in ids.items() if path in read]
+            finally:
+                if got:
+                    self._reading.release()
+            return [(sid, read[path]) for sid, path in ids.items() if path in read], pending, skipped
 
-        return await asyncio.to_thread(refresh)
+        entries, pending, skipped = await asyncio.to_thread(refresh)
+        if skipped and not self.stopping and (self._reading_on is None or self._reading_on.done()):
+            self._reading_on = asyncio.create_task(self.listing(None))  # reads the rest; the next listing has it
+        return entries, pending
+
+    def stop_reading(self) -> None:
+        """The server is shutting down: a listing in progress stops at its next file."""
+        self.stopping = True
+        if self._reading_on is not None:
+            self._reading_on.cancel()
 
     def close_followers(self) -> None:
         """End every follow stream (the server is shutting down): each stream sends what it has and closes."""
