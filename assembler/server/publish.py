@@ -129,17 +129,20 @@ def _shown_path(registry: SessionRegistry, path: Path) -> str:
     return path.name
 
 
-def _session_print(registry: SessionRegistry, path: Path) -> str:
-    """The fingerprint of what a session's pages depend on (see the module rules).
+def _session_print(registry: SessionRegistry, meta: FileMeta) -> str:
+    """The fingerprint of what a session's pages depend on (see the module rules): a Claude Code file's (its reader
+    keeps uuids) includes the older files of its project.
 
     Raises:
         OSError: a file cannot be read.
     """
+    path = meta.path
     parts: list[Any] = [SCHEME, __version__, PAGE_SIZE, fingerprint(path)]
     side = sidecar_of(path.name)
     if side is not None and path.with_name(side).is_file():
         parts.append(fingerprint(path.with_name(side)))
-    parts += [[older.as_posix(), fingerprint(older)] for older in registry.older_in_project(path)]
+    if meta.uuids is not None:
+        parts += [[older.as_posix(), fingerprint(older)] for older in registry.older_in_project(path)]
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
@@ -218,7 +221,7 @@ async def publish(paths: list[str], out: Path, *, static_dir: Path, max_line_byt
         if entry["status"] == "damaged":
             report.errors.append(error_line(name, meta, key, entry.get("error")))
         try:
-            mark = _session_print(registry, meta.path)
+            mark = _session_print(registry, meta)
             prev = old_sessions.get(sid)
             if prev is not None and prev.get("fingerprint") == mark and all((out / f).is_file() for f in prev["files"]):
                 sessions[sid] = prev
