@@ -35,7 +35,8 @@ export async function openPublished(id, { onOpened = () => {} } = {}) {
   try {
     const bytes = await fetchPage(id, { through: null });
     if (mine !== opens) return;
-    const update = await bridge.json("loadPage", { bytes }, [bytes.buffer]);
+    // paged: "Load older" asks for the older pages, which are files too
+    const update = await bridge.json("loadPage", { bytes, paged: true }, [bytes.buffer]);
     if (mine !== opens) return;
     if (update.html) view.prime(update.html); // the first screen's rows came with the page
     applyUpdate(update, { scroll: "end" });

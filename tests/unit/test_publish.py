@@ -147,7 +147,8 @@ def test_viewer_requests_land_on_published_files(site: tuple[Path, Path, Path, s
     _, out, _, _ = site
     sid = "gen/big"
     viewer = Viewer()
-    update = json.loads(viewer.load_page((out / str(site_path("page", sid))).read_bytes()))
+    update = json.loads(viewer.load_page((out / str(site_path("page", sid))).read_bytes(), paged=True))
+    assert update["canLoadOlder"]  # as in the page: "Load older" is enabled
     pages = 1
     while update.get("hasMore"):
         requests = json.loads(viewer.request_older(PAGE_SIZE))["requests"]
