@@ -15,6 +15,7 @@ import os
 import re
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -26,7 +27,6 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from assembler.browser.viewer import Viewer
-from assembler.cli import main as cli_main
 from assembler.server.site_paths import ALL_MESSAGES, site_path
 from tests.browser.conftest import BOOT_TIMEOUT_MS, SITE
 from tests.claude_projects import PARENT, PARENT_PROMPT, claude_projects
@@ -94,7 +94,10 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Published]:
     write_log(root / "gen" / "small.jsonl", 60, seed=3, title="Small one")
     www = tmp / "www"
     site = www / SUB
-    assert cli_main(["publish", str(root), "-o", str(site), "--static", str(SITE)]) == 0
+    # the command as a user runs it (a process of its own: sync Playwright holds this thread's event loop)
+    done = subprocess.run([sys.executable, "-m", "assembler", "publish", str(root), "-o", str(site), "--static",
+                           str(SITE)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
     for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
         (tmp / name).mkdir()
     port = free_port()
