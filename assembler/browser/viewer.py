@@ -207,11 +207,9 @@ class Viewer(ViewsMixin, ReplayMixin, FolderMixin):
         """Replace the window with one ``SessionPage`` (its JSON bytes) and fold it (``digest`` computes the digest
         on request, off this path). Packed fragments stay lazy (``lazy_rows``) unless something reads them. The
         update carries the first screen's HTML (``html``: ``render``'s answer for ``first_screen_keys``). ``paged``:
-        the page is a session's first page whose older pages the page can fetch (a published site's files), so
-        "Load older" returns their ``requests``."""
+        the page fetches its older pages ("Load older" returns ``requests``: a published site's files)."""
         self.reset()
-        self._live = bool(paged)
-        t0 = time.perf_counter()
+        self._live, t0 = bool(paged), time.perf_counter()
         try:
             page = decode_lazy_page(as_bytes(data))
         except AssemblerError as exc:
