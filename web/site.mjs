@@ -1,6 +1,6 @@
 // @ts-check
 // Where the page's requests go, named once for the page (its twin on the publish side is
-// assembler/server/site_paths.py: site_path; tests/unit/test_publish.py holds the two to the same answers):
+// assembler/server/site_paths.py: site_path; tests/unit/test_publish_pages.py holds the two to the same answers):
 // the server's API (`serve`), or the files of a site `publish` wrote, whose index.html carries the marker
 // <meta name="transcript-assembler-site" content="published">. Every URL is relative, so a published site works
 // under any sub-path, from a plain file host, an object store or a CDN. A published session is read-only: it has

@@ -1,7 +1,7 @@
 """The published site's URL scheme (``publish``): where each request the viewer makes of ``serve`` is a file.
 
 The scheme, named here once for the publish side (the page's twin is ``web/site.mjs: requestUrl``; the two must
-agree, and ``tests/unit/test_publish.py`` checks them against each other)::
+agree, and ``tests/unit/test_publish_pages.py`` checks them against each other)::
 
     GET api/sessions                                     -> catalog.json
     GET api/sessions/ID/page?maxMessages=P               -> sessions/DIR/page.json          (the first page)
