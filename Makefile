@@ -6,14 +6,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 JS_STAMP := node_modules/.js-deps-stamp
 
-.PHONY: setup run test test-fast build dist browser-deps js-deps lint bench bench-browser clean
+.PHONY: setup run test test-fast build dist browser-deps site-deps js-deps lint bench bench-browser clean
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade "pip>=25.1"
-	$(BIN)/python -m pip install -q -e ".[server]" --group dev
+	$(BIN)/python -m pip install -q -e ".[server,publish]" --group dev
 	touch $(STAMP)
 
 # The JavaScript toolchain (TypeScript, ESLint) and the Pyodide runtime, pinned by package-lock.json.
@@ -25,6 +25,10 @@ $(JS_STAMP): package.json package-lock.json
 
 browser-deps:
 	bash scripts/install_browser.sh
+
+# Debian's nginx: the published-site test (tests/browser/test_publish.py) serves a `publish` output with it.
+site-deps:
+	bash scripts/install_nginx.sh
 
 build: setup browser-deps
 	$(BIN)/python scripts/build_site.py
@@ -42,7 +46,7 @@ run: setup build
 	@echo "Viewer: http://127.0.0.1:$(PORT)/#session=demo-session  (offline; Ctrl-C stops the server)"
 	$(BIN)/transcript-assembler serve build/demo --port $(PORT)
 
-test: setup build lint
+test: setup build site-deps lint
 	$(BIN)/python -m pytest -q
 
 test-fast: setup

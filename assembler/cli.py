@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "stats": "files",
     "page": "page",
     "serve": "serve",
+    "publish": "publish",
     "convert": "session_cmds",
     "messages": "session_cmds",
     "check": "session_cmds",
@@ -58,7 +59,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         command_parser.add_argument(
             "--max-line-bytes", type=_byte_count, default=None, metavar="N",
             help="a longer log line is an error naming it (default 256 MiB; K, M, G suffixes)")
-        if command_parser.prog.split()[-1] != "serve":
+        if command_parser.prog.split()[-1] not in ("serve", "publish"):
             command_parser.add_argument(
                 "--session", default=None, metavar="KEY",
                 help="which session of a file that holds several (an Inspect log: SAMPLE_epoch_N); the first by "

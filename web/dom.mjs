@@ -25,6 +25,7 @@ export const els = {
   stats: byId("stats", HTMLElement),
   welcome: byId("welcome", HTMLElement),
   emptySession: byId("empty-session", HTMLElement),
+  publishedNote: byId("published-note", HTMLElement),
   title: byId("session-title", HTMLElement),
   sessions: byId("sessions", HTMLElement),
   sessionList: byId("session-list", HTMLElement),

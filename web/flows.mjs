@@ -146,6 +146,7 @@ function summary(update, extra = {}) {
 export function resetView() {
   els.stats.textContent = ""; // the last session's counts never stay over the next one (or its failure)
   els.emptySession.hidden = true;
+  els.publishedNote.hidden = true;
   state.follow?.close();
   state.follow = null;
   state.sessionId = null;

@@ -5,9 +5,11 @@
 import { OPEN_TIMEOUT_MS } from "./config.mjs";
 import { els } from "./dom.mjs";
 import { applyUpdate, renderFirstScreen, resetView } from "./flows.mjs";
+import { openPublished } from "./published.mjs";
 import { bridge, state, view } from "./runtime.mjs";
 import { servedEntry } from "./sessionlist.mjs";
 import { Follow } from "./sessions.mjs";
+import { isPublished } from "./site.mjs";
 import { clearAlert, progressEnd, progressStart, setAlert, setLive, setQueued } from "./status.mjs";
 
 /**
@@ -15,6 +17,10 @@ import { clearAlert, progressEnd, progressStart, setAlert, setLive, setQueued } 
  * @param {{onOpened?: () => void}} [options] `onOpened` runs once the first snapshot is on screen
  */
 export function openSession(id, { onOpened = () => {} } = {}) {
+  if (isPublished()) {
+    void openPublished(id, { onOpened }); // a published site's session: its pages are files, nothing is followed
+    return;
+  }
   resetView();
   state.mode = "live";
   state.sessionId = id;

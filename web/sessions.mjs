@@ -4,11 +4,16 @@
 // frame, then one scalar event frame per event). Frames are handed to the worker as bytes, batched per animation
 // frame; the journal in Python keeps the window continuous (dedupe, gap repair, reconnect).
 import { PAGE_SIZE, RETRY_MAX_MS, RETRY_MIN_MS } from "./config.mjs";
+import { isPublished, requestUrl, sessionPath } from "./site.mjs";
 import { earlyList } from "./worker-start.mjs";
 
-/** @param {string} id */
-export function sessionPath(id) {
-  return id.split("/").map(encodeURIComponent).join("/");
+export { sessionPath };
+
+/** @param {import("./site.mjs").SiteRequest} request */
+function urlOf(request) {
+  const url = requestUrl(request);
+  if (url === null) throw new Error("this published site holds no such file (a published session is read-only)");
+  return url;
 }
 
 /**
@@ -35,7 +40,7 @@ export async function listSessions() {
   earlyAsk = null; // the page's first list is the one asked for as it started; later ones ask again
   let response;
   try {
-    response = await (early ?? fetch("api/sessions", { headers: { accept: "application/json" } }));
+    response = await (early ?? fetch(urlOf({ kind: "list" }), { headers: { accept: "application/json" } }));
   } catch {
     return { sessions: null, offline: true };
   }
@@ -46,15 +51,14 @@ export async function listSessions() {
 }
 
 /**
- * Reads one page; resolves to its bytes (Uint8Array), rejects with a readable error.
+ * Reads one page (`through: null`: through the last seq, the first page); resolves to its bytes (Uint8Array),
+ * rejects with a readable error.
  * @param {string} id
- * @param {{through: number, before?: number | null, maxMessages?: number}} request
+ * @param {{through: number | null, before?: number | null, maxMessages?: number}} request
  * @returns {Promise<Uint8Array<ArrayBuffer>>}
  */
 export async function fetchPage(id, { through, before = null, maxMessages = PAGE_SIZE }) {
-  const params = new URLSearchParams({ throughSeq: String(through), maxMessages: String(maxMessages) });
-  if (before !== null && before !== undefined) params.set("beforeSeq", String(before));
-  const response = await fetch(`api/sessions/${sessionPath(id)}/page?${params}`);
+  const response = await fetch(urlOf({ kind: "page", id, through, before, maxMessages }));
   if (!response.ok) {
     let detail = `HTTP ${response.status}`;
     try { detail = (await response.json()).detail || detail; } catch { /* not JSON */ }
@@ -77,7 +81,8 @@ const encoder = new TextEncoder();
  */
 export async function probeSession(id) {
   try {
-    const response = await fetch(`api/sessions/${sessionPath(id)}/page?maxMessages=1`, { method: "GET" });
+    const response = await fetch(urlOf({ kind: "page", id, through: null, maxMessages: isPublished() ? PAGE_SIZE : 1 }),
+      { method: "GET" });
     await response.arrayBuffer();
     return response.status === 404 ? "gone" : "ok";
   } catch {
@@ -123,8 +128,7 @@ export class Follow {
 
   _open() {
     if (this.closed || this.stopped) return;
-    const url = `api/sessions/${sessionPath(this.id)}/follow?maxMessages=${this.maxMessages}`;
-    const source = new EventSource(url);
+    const source = new EventSource(urlOf({ kind: "follow", id: this.id, maxMessages: this.maxMessages }));
     this.source = source;
     this.connections += 1;
     this.onState(this.opens ? "reconnecting" : "connecting");

@@ -289,7 +289,7 @@ async function openLocal(id, { path, key = null, all = false, maxMessages = PAGE
 /** @type {Record<string, (id: number, args: any) => Promise<any>>} */
 const OPS = {
   ready: async () => ({ ...timings, started }),
-  loadPage: async (_id, { bytes }) => call("load_page", bytesOf(bytes)),
+  loadPage: async (_id, { bytes, paged = false }) => call("load_page", bytesOf(bytes), Boolean(paged)),
   openFile: async (id, args) => openFile(id, args),
   describeFolder: async (id, args) => describeFolder(id, args),
   openLocal: async (id, args) => openLocal(id, args),

@@ -18,11 +18,11 @@ def page_load(method: Callable[..., bytes]) -> Callable[..., bytes]:
     allocations owe runs off the load's path)."""
 
     @functools.wraps(method)
-    def load(self: Any, *args: Any) -> bytes:
+    def load(self: Any, *args: Any, **kwargs: Any) -> bytes:
         enabled = gc.isenabled()
         gc.disable()
         try:
-            return method(self, *args)
+            return method(self, *args, **kwargs)
         finally:
             if enabled and self.defer_gc:
                 self._gc_owed = True

@@ -203,12 +203,13 @@ class Viewer(ViewsMixin, ReplayMixin, FolderMixin):
     # -- entry points: pages and follow ---------------------------------------------------------------------------
 
     @page_load
-    def load_page(self, data: Any) -> bytes:
+    def load_page(self, data: Any, paged: bool = False) -> bytes:
         """Replace the window with one ``SessionPage`` (its JSON bytes) and fold it (``digest`` computes the digest
         on request, off this path). Packed fragments stay lazy (``lazy_rows``) unless something reads them. The
-        update carries the first screen's HTML (``html``: ``render``'s answer for ``first_screen_keys``)."""
+        update carries the first screen's HTML (``html``: ``render``'s answer for ``first_screen_keys``). ``paged``:
+        the page fetches its older pages ("Load older" returns ``requests``: a published site's files)."""
         self.reset()
-        t0 = time.perf_counter()
+        self._live, t0 = bool(paged), time.perf_counter()
         try:
             page = decode_lazy_page(as_bytes(data))
         except AssemblerError as exc:

@@ -37,11 +37,14 @@ from .registry import DEFAULT_CACHE_BYTES, SessionRegistry
 from .responses import EXCEPTION_HANDLERS, json_response
 from .search_api import search_sessions
 from .site import find_site
+from .source import SessionSource
 from .sse import EventStreamResponse
 
 __all__ = [
     "create_app",
+    "list_entries",
     "list_sessions",
+    "page_answer",
     "session_follow",
     "session_page",
     "session_raw",
@@ -86,12 +89,11 @@ def _hidden(meta: FileMeta) -> bool:
     return meta.path.name.endswith(".json") and meta.error is not None
 
 
-async def list_sessions(request: Request) -> Response:
-    """Every session under the roots, newest activity first (the entry contract: ``listing.py``)."""
-    registry: SessionRegistry = request.app.state.registry
+def list_entries(listing: Sequence[tuple[str, FileMeta]]) -> list[dict[str, Any]]:
+    """The list's entries for ``SessionRegistry.listing()``'s answer, newest activity first (the entry contract:
+    ``listing.py``). ``GET /api/sessions`` answers them; ``publish`` writes them as the site's catalog."""
     out = []
-    listed, pending = await registry.listing()  # per-file metadata, refreshed in a thread; no records kept
-    for sid, meta in listed:
+    for sid, meta in listing:
         if _hidden(meta):
             continue
         for session in meta.sessions:
@@ -110,7 +112,34 @@ async def list_sessions(request: Request) -> Response:
                          "model": None, "status": "damaged",
                          "error": f"cannot be listed ({type(exc).__name__}: {str(exc)[:200]})", "bytes": meta.size}
             out.append(entry)
-    return json_response({"sessions": sort_entries(out), "pending": pending})
+    return sort_entries(out)
+
+
+async def list_sessions(request: Request) -> Response:
+    """Every session under the roots, newest activity first (the entry contract: ``listing.py``)."""
+    registry: SessionRegistry = request.app.state.registry
+    listed, pending = await registry.listing()  # per-file metadata, refreshed in a thread; no records kept
+    return json_response({"sessions": list_entries(listed), "pending": pending})
+
+
+async def page_answer(source: SessionSource, through: int | None, before: int | None,
+                      max_messages: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The page ``GET .../page`` answers, read through ``through`` (default: the last seq), and the session's fault
+    (also in the value's ``error``). ``publish`` writes the same value as a file.
+
+    Raises:
+        PageRequestError: a field breaks its rule (``history.check_page_request``).
+    """
+    async with source.lock:
+        await source._update_locked()
+        last = source.index.last_seq
+        through = last if through is None else through
+        check_page_request(through, before, max_messages, last)
+        value = await run_in_threadpool(source.index.page, through, before, max_messages)
+        fault = source.fault()
+    if fault is not None:
+        value["error"] = fault
+    return value, fault
 
 
 async def session_page(request: Request) -> Response:
@@ -120,17 +149,10 @@ async def session_page(request: Request) -> Response:
     before = _int_param(request, "beforeSeq", 0)
     max_messages = _int_param(request, "maxMessages", 1)
     max_messages = DEFAULT_MAX_MESSAGES if max_messages is None else max_messages
-    async with source.lock:
-        await source._update_locked()
-        last = source.index.last_seq
-        through = last if through is None else through
-        check_page_request(through, before, max_messages, last)
-        value = await run_in_threadpool(source.index.page, through, before, max_messages)
-        fault = source.fault()
+    value, fault = await page_answer(source, through, before, max_messages)
     registry.trim()
     headers = None
     if fault is not None:
-        value["error"] = fault
         headers = {"X-Session-Error": _header_safe(fault["detail"])}
     return json_response(value, headers=headers)
 

@@ -269,6 +269,16 @@ class SessionRegistry:
                     break
                 self._read_meta(older)
 
+    def older_in_project(self, path: Path) -> list[Path]:
+        """The scanned files of ``path``'s project ranked before it (a record they hold is shown there, not in
+        ``path``: ``projects``); none for a file of another kind. Blocking."""
+        if not path.name.endswith(".jsonl") or path not in self._root_of:
+            return []
+        project = project_of(path.as_posix())
+        same = [(p, root) for p, root in self._root_of.items() if project_of(p.as_posix()) == project]
+        order = self.projects.order(same)
+        return order[:order.index(path)] if path in order else []
+
     def _read_meta(self, path: Path, root: Path | None = None) -> FileMeta | None:
         """Read ``path`` into its list metadata; ``root`` as the listing's scan found it (a later scan may have
         dropped the file from ``_root_of`` while this listing reads on)."""

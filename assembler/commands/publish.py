@@ -1,0 +1,67 @@
+"""``publish``: write a static site (the viewer plus every session's pages and the session list) any host serves.
+
+The work is ``server.publish`` (see its rules: the same sessions, ids, list and page bytes as ``serve``; relative
+paths only; gzip/brotli variants beside each file; a republish rewrites only the sessions whose source changed and
+swaps the catalog last). A session that fails to parse is reported as ``FILE:LINE: error: message`` and the rest are
+published; then the exit status is 1. A path that does not exist, an output folder that is not a published site
+(or lies inside a published path) and a missing viewer build are errors (status 2) before anything is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register", "cmd_publish"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("publish", help="write a static site of session logs (viewer, pages, list) for any web host")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="session files or folders")
+    p.add_argument("-o", "--output", required=True, metavar="SITE", help="the site's folder (made if missing)")
+    p.add_argument("--static", default=None, metavar="DIR",
+                   help="the viewer build to publish (default: the one serve serves)")
+    p.set_defaults(func=cmd_publish)
+
+
+def _inside(path: Path, roots: list[Path]) -> Path | None:
+    return next((root for root in roots if path == root or path.is_relative_to(root)), None)
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from ..server.publish import PublishError, publish
+    from ..server.site import find_site
+    from ._common import max_line_bytes
+    from ._output import error
+
+    missing = [p for p in args.paths if not Path(p).exists()]
+    if missing:
+        error(missing[0], "no such file or folder (nothing to publish)")
+        return 2
+    out = Path(args.output).resolve()
+    roots = [Path(p).resolve() for p in args.paths]
+    inside = _inside(out, [r for r in roots if r.is_dir()])
+    if inside is not None:
+        error(args.output, f"the site would be inside the published folder {inside} (its files would be read as "
+                           "sessions next time); choose a folder outside it")
+        return 2
+    static = Path(args.static) if args.static is not None else find_site()  # the viewer ``serve`` would serve
+    if static is None:
+        error("publish", "no built viewer was found (neither a checkout's build/site nor the installed package's); "
+                         "run `make build` or pass --static DIR")
+        return 2
+    try:
+        report = asyncio.run(publish(list(args.paths), out, static_dir=static, max_line_bytes=max_line_bytes()))
+    except PublishError as exc:
+        sys.stderr.write(f"transcript-assembler: publish: {exc}\n")
+        return 2
+    for line in report.errors:
+        sys.stderr.write(line + "\n")
+    print(f"published {report.sessions} session(s) to {args.output}: {report.rewritten} written, "
+          f"{report.unchanged} unchanged, {report.files_removed} old file(s) removed; viewer: "
+          f"{report.viewer_written} file(s) written", flush=True)
+    return 1 if report.errors else 0

@@ -1,0 +1,252 @@
+"""``publish``'s work: a static site holding the viewer and every session's pages as ``serve`` answers them.
+
+Rules:
+
+* The sessions, their ids, the list's entries (grouping, parent/child links) and every page come from the server's
+  own code (``SessionRegistry.listing``, ``app.list_entries``, ``app.page_answer``): a published page is the very
+  bytes ``serve`` answers for the same request, at the path ``site_paths.site_path`` names for it. Per session: the
+  first page, every "Load older" page (each read before the first seq of the one after it, as the viewer's journal
+  asks), and the whole session (the page's whole-session export).
+* The catalog is ``serve``'s list answer with one change: an entry's ``path`` is the file's path under the
+  published folder (``NAME/sub/file.jsonl``), never the publisher's absolute path.
+* The viewer is the built site (``build/site``) with ``site_paths.MARKER`` in its ``index.html``.
+* Republishing rewrites only the sessions whose source changed: the manifest (``site.json``) keeps each session's
+  fingerprint (``site_files.fingerprint`` of its file, its sidecar and the older files of its Claude Code project,
+  whose records it does not show again, plus the scheme and tool version) and its files. Order: viewer files and
+  session files first, then the manifest, then the catalog (each written whole and renamed), then files no longer
+  listed are removed: a reader never sees a catalog naming a file that is not there yet, or no longer.
+* A session whose parse stopped at a fault is published with its valid part (as ``serve`` shows it) and reported as
+  ``FILE:LINE: error: message``; a session that cannot be published at all is reported and left out of the catalog.
+  Either makes the command's exit status 1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..interop.claude_layout import sidecar_of
+from ..logfile import DEFAULT_MAX_LINE_BYTES
+from ..records import decode_page, encode, record_range
+from ..store.atomic import OutputError
+from .app import list_entries, page_answer
+from .catalog import FileMeta
+from .registry import SessionRegistry
+from .site_files import fingerprint, remove_file, write_file
+from .site_paths import ALL_MESSAGES, CATALOG, MANIFEST, MARKER, PAGE_SIZE, SESSIONS, site_path
+
+__all__ = ["PublishError", "Report", "publish"]
+
+SCHEME = 1
+"""The site's layout version (``site_paths``); a site of another scheme or tool version is republished whole."""
+_SITE = "transcript-assembler"
+_CHARSET = b'<meta charset="utf-8">'
+
+
+class PublishError(Exception):
+    """The site cannot be published at all (no viewer build, an output folder that is not a site)."""
+
+
+@dataclass
+class Report:
+    """What a publish did: counts, and one ``FILE[:LINE]: error: message`` line per session reported."""
+
+    sessions: int = 0
+    rewritten: int = 0
+    unchanged: int = 0
+    files_removed: int = 0
+    viewer_written: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def _marked(index: bytes) -> bytes:
+    """The viewer's ``index.html`` with the published-site marker after its charset."""
+    if MARKER.encode() in index:
+        return index
+    if _CHARSET not in index:
+        raise PublishError(f"the viewer's index.html has no {_CHARSET.decode()} to put the site marker after")
+    return index.replace(_CHARSET, _CHARSET + b"\n  " + MARKER.encode(), 1)
+
+
+def read_manifest(out: Path) -> dict[str, Any] | None:
+    """The site's manifest (None when there is none, or it is not one of ours)."""
+    try:
+        value = json.loads((out / MANIFEST).read_bytes())
+    except (OSError, ValueError):
+        return None
+    return value if type(value) is dict and value.get("site") == _SITE else None
+
+
+def check_output(out: Path) -> dict[str, Any] | None:
+    """The old manifest of ``out``; ``out`` must be missing, an empty folder or a published site.
+
+    Raises:
+        PublishError: it is something else.
+    """
+    if not out.exists():
+        return None
+    if not out.is_dir() or out.is_symlink():
+        raise PublishError(f"{out}: not a folder")
+    manifest = read_manifest(out)
+    if manifest is None and any(out.iterdir()):
+        raise PublishError(f"{out}: a folder that is not a published site (no {MANIFEST}); choose a new or empty one")
+    return manifest
+
+
+def _copy_viewer(static: Path, out: Path, old: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """Copy the viewer's changed files (``index.html`` marked); returns their fingerprints and how many were
+    written."""
+    if not (static / "index.html").is_file():
+        raise PublishError(f"{static}: no viewer build there (run `make build`, or pass --static DIR)")
+    prints: dict[str, Any] = {}
+    written = 0
+    for src in sorted(static.rglob("*")):
+        if not src.is_file():
+            continue
+        rel = src.relative_to(static).as_posix()
+        if rel in (CATALOG, MANIFEST) or rel.startswith(f"{SESSIONS}/"):
+            continue  # a name the site's own files take
+        prints[rel] = fingerprint(src)
+        if old.get(rel) == prints[rel] and (out / rel).is_file():
+            continue
+        data = src.read_bytes()
+        written += write_file(out / rel, _marked(data) if rel == "index.html" else data)
+    return prints, written
+
+
+def _shown_path(registry: SessionRegistry, path: Path) -> str:
+    """A source file's path as the site shows it: under its root's name."""
+    for _, root in registry.roots:
+        if path == root:
+            return root.name
+        if path.is_relative_to(root):
+            return f"{root.name}/{path.relative_to(root).as_posix()}"
+    return path.name
+
+
+def _session_print(registry: SessionRegistry, meta: FileMeta) -> str:
+    """The fingerprint of what a session's pages depend on (see the module rules): a Claude Code file's (its reader
+    keeps uuids) includes the older files of its project.
+
+    Raises:
+        OSError: a file cannot be read.
+    """
+    path = meta.path
+    parts: list[Any] = [SCHEME, __version__, PAGE_SIZE, fingerprint(path)]
+    side = sidecar_of(path.name)
+    if side is not None and path.with_name(side).is_file():
+        parts.append(fingerprint(path.with_name(side)))
+    if meta.uuids is not None:
+        parts += [[older.as_posix(), fingerprint(older)] for older in registry.older_in_project(path)]
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def error_line(name: str, meta: FileMeta, key: str, listed: str | None) -> str:
+    """``NAME:LINE: error: message`` for a session whose parse stopped at a fault (no line: ``NAME: error:``)."""
+    session = next((s for s in meta.sessions if s.key == key), meta.main)
+    error = session.error
+    if error is None and session.header is None and listed is None:
+        return f"{name}:1: error: no session header"
+    line = getattr(error, "line", None)
+    message = getattr(error, "message", None) or str(error or listed)
+    where = f"{name}:{line}" if type(line) is int else name
+    if key:
+        message = f"session {key}: {message}"
+    return f"{where}: error: {message}"
+
+
+async def _write_session(registry: SessionRegistry, sid: str, out: Path) -> list[str]:
+    """Write a session's pages (see the module rules); returns their site paths.
+
+    Raises:
+        HTTPException, OSError, AssemblerError, OutputError: the session cannot be read or written.
+    """
+    source = registry.lookup(sid)
+    files: list[str] = []
+
+    async def put(before: int | None, through: int | None, max_messages: int) -> tuple[bytes, bool]:
+        rel = site_path("page", sid, before=before, max_messages=max_messages)
+        assert rel is not None
+        value, _ = await page_answer(source, through, before, max_messages)
+        data = encode(value)
+        write_file(out / rel, data)
+        files.append(rel)
+        return data, bool(value["hasMore"])
+
+    data, more = await put(None, None, PAGE_SIZE)
+    last = source.index.last_seq
+    records = decode_page(data).records
+    while more and records:
+        before = record_range(records[0])[0]
+        data, more = await put(before, last, PAGE_SIZE)
+        records = decode_page(data).records
+        if records and record_range(records[0])[0] >= before:
+            break  # no older records came back: nothing more to chain (a page never overlaps the next)
+    await put(None, last, ALL_MESSAGES)
+    registry.trim()
+    return files
+
+
+async def publish(paths: list[str], out: Path, *, static_dir: Path, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+                  cache_bytes: int = 64 << 20) -> Report:
+    """Publish the sessions under ``paths`` with the viewer in ``static_dir`` to the folder ``out``.
+
+    Raises:
+        PublishError: nothing can be published (see ``check_output``, a missing viewer).
+        OutputError: a site file cannot be written.
+    """
+    old = check_output(out) or {}
+    same_scheme = old.get("scheme") == SCHEME and old.get("tool") == __version__
+    old_viewer: dict[str, Any] = old.get("viewer", {}) if same_scheme else {}
+    old_sessions: dict[str, Any] = old.get("sessions", {}) if same_scheme else {}
+    report = Report()
+    out.mkdir(parents=True, exist_ok=True)
+    viewer, report.viewer_written = _copy_viewer(static_dir, out, old_viewer)
+
+    registry = SessionRegistry(paths, max_line_bytes=max_line_bytes, cache_bytes=cache_bytes)
+    listing, _pending = await registry.listing(None)  # every file read: a published list is whole
+    metas = {f"{sid}/{s.key}" if s.key else sid: (meta, s.key) for sid, meta in listing for s in meta.sessions}
+    sessions: dict[str, Any] = {}
+    catalog: list[dict[str, Any]] = []
+    cwd = Path.cwd()
+    for entry in list_entries(listing):
+        sid = entry["id"]
+        meta, key = metas[sid]
+        name = os.path.relpath(meta.path, cwd) if meta.path.is_relative_to(cwd) else str(meta.path)
+        if entry["status"] == "damaged":
+            report.errors.append(error_line(name, meta, key, entry.get("error")))
+        try:
+            mark = _session_print(registry, meta)
+            prev = old_sessions.get(sid)
+            if prev is not None and prev.get("fingerprint") == mark and all((out / f).is_file() for f in prev["files"]):
+                sessions[sid] = prev
+                report.unchanged += 1
+            else:
+                files = await _write_session(registry, sid, out)
+                sessions[sid] = {"fingerprint": mark, "source": _shown_path(registry, meta.path), "files": files}
+                report.rewritten += 1
+        except OutputError:
+            raise
+        except Exception as exc:  # this session only: reported, left out, the rest published
+            report.errors.append(f"{name}: error: cannot be published ({type(exc).__name__}: {str(exc)[:300]})")
+            continue
+        catalog.append({**entry, "path": _shown_path(registry, meta.path)})
+    report.sessions = len(catalog)
+
+    manifest = {"site": _SITE, "scheme": SCHEME, "tool": __version__, "pageSize": PAGE_SIZE, "viewer": viewer,
+                "sessions": sessions}
+    write_file(out / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True).encode())
+    write_file(out / CATALOG, encode({"sessions": catalog}))  # last: the swap readers see
+
+    keep = set(viewer) | {f for s in sessions.values() for f in s["files"]}
+    stale = set(old.get("viewer", {})) | {f for s in old.get("sessions", {}).values() for f in s.get("files", [])}
+    for rel in sorted(stale - keep):
+        if ".." not in rel.split("/") and not rel.startswith("/"):  # a manifest names only files under the site
+            remove_file(out / rel)
+            report.files_removed += 1
+    return report

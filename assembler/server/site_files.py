@@ -1,0 +1,116 @@
+"""Writing a published site's files: each one whole, renamed into place, with its precompressed variants beside it.
+
+Rules: a file is written to a temporary file in its folder and renamed over its name (``store.atomic``), so a reader
+gets the old bytes or the new ones, never a part; a file whose bytes are already there is not written again (a
+reader holding the old version keeps a consistent one, and an unchanged site costs reads, no writes). Beside
+``NAME`` go ``NAME.gz`` (gzip level 9, no timestamp: the same bytes each time) and, when the ``brotli`` package is
+installed (the ``publish`` extra), ``NAME.br``, for hosts that serve precompressed files (nginx ``gzip_static``,
+``brotli_static``; object stores with ``Content-Encoding``); the variants are written before the plain file. A
+variant is kept only when it is smaller than the plain file; an old variant that is no longer kept is removed (a
+host must never serve a stale one). Already-compressed files (``COMPRESSED``) get none.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..store.atomic import atomic_output
+from .site_paths import SESSIONS
+
+__all__ = ["COMPRESSED", "VARIANTS", "fingerprint", "remove_file", "write_file"]
+
+COMPRESSED = (".gz", ".br", ".zst", ".zip", ".whl", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".woff2")
+"""Suffixes of files stored as they are: compressing them again gains nothing."""
+_EDGE = 64 << 10
+"""Bytes of a file's head and of its tail hashed into its fingerprint."""
+
+
+def _brotli() -> Callable[[bytes], bytes] | None:
+    try:
+        import brotli  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    except ImportError:
+        return None
+
+    def compress(data: bytes) -> bytes:
+        # quality 11 is slow on the viewer's multi-megabyte runtime files; 9 keeps most of the gain there
+        return bytes(brotli.compress(data, quality=11 if len(data) < (1 << 20) else 9))
+
+    return compress
+
+
+def _gzip(data: bytes) -> bytes:
+    return gzip.compress(data, compresslevel=9, mtime=0)
+
+
+_BROTLI = _brotli()
+VARIANTS: tuple[tuple[str, Callable[[bytes], bytes] | None], ...] = ((".gz", _gzip), (".br", _BROTLI))
+"""The precompressed variants: suffix and compressor (None: not available here, no such file is written)."""
+
+
+def fingerprint(path: Path) -> dict[str, Any]:
+    """What identifies a source file's content cheaply: size, mtime (ns) and the sha256 of its first and last
+    64 KiB. A file that differs in none of them is taken as unchanged.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    with open(path, "rb") as stream:
+        st = os.fstat(stream.fileno())
+        head = stream.read(_EDGE)
+        tail = os.pread(stream.fileno(), _EDGE, max(0, st.st_size - _EDGE)) if st.st_size > _EDGE else b""
+    digest = hashlib.sha256(head + b"\0" + tail).hexdigest()
+    return {"size": st.st_size, "mtimeNs": st.st_mtime_ns, "edges": digest}
+
+
+def _same(path: Path, data: bytes) -> bool:
+    try:
+        return path.stat().st_size == len(data) and path.read_bytes() == data
+    except OSError:
+        return False
+
+
+def _put(path: Path, data: bytes) -> bool:
+    """Write ``data`` at ``path`` whole (temporary file + rename) unless it is there already; True if written."""
+    if _same(path, data):
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_output(path) as out:
+        out.write(data)
+    return True
+
+
+def write_file(path: Path, data: bytes) -> bool:
+    """Write ``path`` and its precompressed variants (see the module rules); True when anything was written.
+
+    Raises:
+        OutputError: a file cannot be written (the old one stays).
+    """
+    written = False
+    compressible = not path.name.endswith(COMPRESSED)
+    for suffix, compress in VARIANTS:
+        variant = path.with_name(path.name + suffix)
+        packed = compress(data) if compress is not None and compressible else None
+        if packed is not None and len(packed) < len(data):
+            written |= _put(variant, packed)
+        elif variant.exists():
+            variant.unlink()
+            written = True
+    written |= _put(path, data)
+    return written
+
+
+def remove_file(path: Path) -> None:
+    """Remove ``path`` and its variants (those that exist), and its session folder once that is empty."""
+    for name in (path.name, *(path.name + suffix for suffix, _ in VARIANTS)):
+        try:
+            (path.parent / name).unlink()
+        except FileNotFoundError:
+            pass
+    folder = path.parent
+    if folder.parent.name == SESSIONS and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
