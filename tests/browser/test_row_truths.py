@@ -82,6 +82,7 @@ def test_a_served_session_is_titled_and_same_named_files_are_told_apart(viewer: 
         (root / folder).mkdir(exist_ok=True)
         (root / folder / "session.jsonl").write_bytes(long_session(f"{folder}-sid", 2))
     page = viewer.page
+    page.fill("#session-filter", "")  # another test may have left a filter
     page.click("#refresh-sessions")
     page.wait_for_selector("#session-list .session-file:text-is('run-alpha/session.jsonl')", timeout=30_000)
     assert page.locator("#session-list .session-file:text-is('run-beta/session.jsonl')").count() == 1
@@ -125,6 +126,7 @@ def test_status_tells_the_truth(viewer: Viewer) -> None:
     assert page.inner_text("#stats") == ""  # the cancelled session's counts are gone
 
     (viewer.served.sessions / "done-long-ago.jsonl").write_bytes(long_session("done-long-ago", 1))
+    page.fill("#session-filter", "")  # another test may have left a filter
     page.click("#refresh-sessions")
     page.wait_for_selector("#session-list button[data-id='done-long-ago']")
     page.evaluate("() => { location.hash = 'session=done-long-ago'; }")
