@@ -153,6 +153,12 @@ def goals(benchmarks: dict[str, Any]) -> list[dict[str, Any]]:
                      None if tab is None else round(tab / 1e6, 1), "<=", 150, detail=detail, unit=" MB",
                      at_goal_size=local.get("events") == LOGICAL_EVENTS))
     out.extend(_interop_goals(r.get("interop", {})))
+    listing = r.get("list", {})
+    first = number(listing.get("firstAnswerS"))
+    detail = (f"{listing.get('firstListed')} listed, {listing.get('firstPending')} pending at first; complete after "
+              f"{listing.get('completeS')} s; once read {listing.get('warmListMedianS')} s") if listing else ""
+    out.append(_goal("list_first", "list", "serve's first session list answer after start-up (s)", first, "<=", 1,
+                     detail=detail, at_goal_size=listing.get("sessions") == 10_000, unit=" s"))
     return out
 
 

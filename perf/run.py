@@ -78,6 +78,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     # Issue 21: the wheel `make dist` builds (needs ``make build``), installed in a fresh venv: its size and the cold
     # start of the installed ``serve`` to the first 200 on ``/``; its own ``checks`` are collected.
     Benchmark("wheel", "perf.bench_wheel", (), ("--runs", "2"), timeout_s=1800.0, optional=True),
+    # Issue 21 item 6: serve's list of a 10,000-session folder: the first answer after start-up, then complete.
+    Benchmark("list", "perf.bench_list", ("--no-index",), ("--sessions", "300", "--no-index"), timeout_s=1800.0,
+              optional=True),
 )
 
 

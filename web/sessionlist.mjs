@@ -260,6 +260,8 @@ function showSidebar() {
 /** Fetches and draws the list; resolves to the sessions (null without a server API). */
 /** How soon the list asks again while the server is still reading its files. */
 const PENDING_RETRY_MS = 1000;
+const PENDING_RETRY_MAX_MS = 5000;
+let pendingWait = 0;
 /** @type {ReturnType<typeof setTimeout> | null} */
 let pendingTimer = null;
 
@@ -268,7 +270,9 @@ export async function refreshSessions() {
   // A big folder is listed as it is read: the server says how many files it has not read yet; ask again soon.
   list.pending = pending;
   if (pendingTimer !== null) clearTimeout(pendingTimer);
-  pendingTimer = pending > 0 ? setTimeout(() => { pendingTimer = null; void refreshSessions(); }, PENDING_RETRY_MS) : null;
+  // Backing off (1, 2, 4, then every 5 s): a folder of thousands is redrawn a few times, not every second.
+  pendingWait = pending > 0 ? Math.min(pendingWait ? pendingWait * 2 : PENDING_RETRY_MS, PENDING_RETRY_MAX_MS) : 0;
+  pendingTimer = pending > 0 ? setTimeout(() => { pendingTimer = null; void refreshSessions(); }, pendingWait) : null;
   if (offline) {
     setAlert("server", "The server does not answer: the session list could not be read. Local files still open.");
     return list.sessions;

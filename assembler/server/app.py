@@ -100,6 +100,7 @@ def list_entries(listing: Sequence[tuple[str, FileMeta]]) -> list[dict[str, Any]
             sid_k = f"{sid}/{session.key}" if session.key else sid
             try:
                 entry = session_entry(sid_k, meta.path, facts=session.facts, event_count=session.event_count,
+                                      mtime_s=meta.mtime_ns / 1e9 if meta.read_once else None,
                                       problem=session.problem, size=meta.size, fmt=meta.format, label=session.label,
                                       header=session.header)
                 entry.update(lineage(session.header, session.subagent_label))

@@ -40,15 +40,17 @@ __all__ = [
 
 def session_entry(sid: str, path: Path, *, facts: SessionFacts, event_count: int, problem: str | None,
                   size: int, now_s: float | None = None, fmt: Format | None = None, label: str | None = None,
-                  header: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One entry of the list (see the module doc; built by ``facts.entry_value``).
+                  header: dict[str, Any] | None = None, mtime_s: float | None = None) -> dict[str, Any]:
+    """One entry of the list (see the module doc; built by ``facts.entry_value``). ``mtime_s``: the file's mtime
+    when it was read (the list's metadata has it); stat'ed when not given.
 
     Raises:
         OSError: the file cannot be stat'ed.
     """
-    st = os.stat(path)
+    if mtime_s is None:
+        mtime_s = os.stat(path).st_mtime
     return entry_value(sid, file=path.name, path=str(path), facts=facts, event_count=event_count, problem=problem,
-                       size=size, mtime_s=st.st_mtime, now_s=time.time() if now_s is None else now_s, fmt=fmt,
+                       size=size, mtime_s=mtime_s, now_s=time.time() if now_s is None else now_s, fmt=fmt,
                        label=label, header=header)
 
 

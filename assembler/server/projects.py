@@ -24,6 +24,10 @@ from .confine import open_in_root
 __all__ = ["Projects"]
 
 
+QUICK_HEAD_BYTES = 8 << 10
+"""The first read of a file's head when ranking it (``HEAD_BYTES`` only when these hold no recorded time)."""
+
+
 class Projects:
     """The uuids of every served project, by file (see the module rules)."""
 
@@ -46,11 +50,15 @@ class Projects:
         self._ranked.add(path)
         try:
             with open_in_root(path, root) as stream:
-                head = os.pread(stream.fileno(), HEAD_BYTES, 0)
+                # Most files record a time in their first lines: a short read first, the whole head only if not.
+                head = os.pread(stream.fileno(), QUICK_HEAD_BYTES, 0)
+                first = first_time(head)
+                if first is None and len(head) == QUICK_HEAD_BYTES:
+                    first = first_time(os.pread(stream.fileno(), HEAD_BYTES, 0))
                 mtime = os.fstat(stream.fileno()).st_mtime
         except OSError:
-            head, mtime = b"", 0.0
-        self.project(path).rank(str(path), first_time(head), mtime)
+            first, mtime = None, 0.0
+        self.project(path).rank(str(path), first, mtime)
 
     def context(self, path: Path, root: Path, base: dict[str, Any] | None) -> dict[str, Any] | None:
         """``base`` (the file's layout context) with ``seenUuids`` for a ``.jsonl`` file."""

@@ -22,7 +22,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,9 +96,52 @@ def _candidate(name: str) -> bool:
     return name.endswith(_SUFFIXES) and not name.endswith(SIDECAR)
 
 
+def _session_files(root: Path) -> Iterator[tuple[str, Path]]:
+    """``(path relative to root, resolved path)`` of every candidate file under ``root`` (already resolved): folders
+    in name order, files by id then suffix rank; a folder link is not followed, a file link only when it resolves to
+    a regular file inside the root. Plain directory entries need no resolving (the root is resolved and no folder
+    link is followed), so a folder of 10,000 sessions costs one ``scandir`` per folder, not a ``realpath`` per file."""
+    stack = [(str(root), "")]
+    while stack:
+        folder, rel_folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        dirs, files = [], []
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    dirs.append(entry.name)
+                elif _candidate(entry.name):
+                    files.append(entry)
+            except OSError:
+                continue
+        files.sort(key=lambda e: (_strip_suffix(e.name), _suffix_rank(e.name), e.name))
+        for entry in files:
+            rel = f"{rel_folder}{entry.name}"
+            try:
+                if entry.is_symlink():
+                    resolved = Path(entry.path).resolve()
+                    if not resolved.is_relative_to(root) or not resolved.is_file():
+                        continue
+                elif entry.is_file(follow_symlinks=False):
+                    resolved = Path(entry.path)
+                else:
+                    continue
+            except OSError:
+                continue
+            yield rel, resolved
+        for name in sorted(dirs, reverse=True):  # popped in name order
+            stack.append((os.path.join(folder, name), f"{rel_folder}{name}/"))
+
+
 LIST_BUDGET_S = 0.5
 """How long one listing of a big folder reads files before it answers with what it has (the rest is read on in the
 background)."""
+SCAN_FRESH_S = 1.0
+"""A budgeted listing this soon after a scan uses that scan's files (a file created since shows a second later)."""
 LIST_BUDGET_FILES = 1000
 """A folder of at most this many files is listed whole by every listing."""
 
@@ -136,12 +179,15 @@ class SessionRegistry:
         self.poll_interval = poll_interval
         self.sources: OrderedDict[tuple[Path, str | None], SessionSource] = OrderedDict()  # least recently used first
         self._ids: dict[str, Path] = {}
+        self._scanned_at = -SCAN_FRESH_S
+        self._scanning: asyncio.Future[dict[str, Path]] | None = None  # the listing scan under way, if any
         self._root_of: dict[Path, Path] = {}  # scanned file -> the root it was found under (checked at each open)
         self.scan()
 
     def scan(self) -> dict[str, Path]:
         """Find every session file under the roots (symlinks pointing outside their root are skipped)."""
         ids, root_of = self.walk()
+        self._scanned_at = time.monotonic()
         self._ids = ids
         self._root_of = root_of
         self.catalog.keep_only(root_of)
@@ -159,21 +205,12 @@ class SessionRegistry:
                     ids[label] = root
                     root_of[root] = root
                 continue
-            for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-                dirnames.sort()
-                for name in sorted(filenames, key=lambda n: (_strip_suffix(n), _suffix_rank(n), n)):
-                    if not _candidate(name):
-                        continue
-                    path = Path(dirpath) / name
-                    resolved = path.resolve()
-                    if not resolved.is_relative_to(root) or not resolved.is_file():
-                        continue
-                    rel = path.relative_to(root).as_posix()
-                    sid = _strip_suffix(rel)
-                    if (f"{label}/{sid}" if prefix else sid) in ids:
-                        sid = rel  # a.jsonl and a.jsonl.zst side by side: the second keeps its file name
-                    ids[f"{label}/{sid}" if prefix else sid] = resolved
-                    root_of.setdefault(resolved, root)
+            for rel, resolved in _session_files(root):
+                sid = _strip_suffix(rel)
+                if (f"{label}/{sid}" if prefix else sid) in ids:
+                    sid = rel  # a.jsonl and a.jsonl.zst side by side: the second keeps its file name
+                ids[f"{label}/{sid}" if prefix else sid] = resolved
+                root_of.setdefault(resolved, root)
         return ids, root_of
 
     async def rescan(self) -> dict[str, Path]:
@@ -323,7 +360,14 @@ class SessionRegistry:
         many files are still to be read. Reading stops after ``budget_s`` (None: reads them all): what was read
         before stands in for a file not reached (it may be older than the file), a file never read is pending, and
         one background task reads on, so the next listing has more. A big folder answers at once and fills in."""
-        ids = await asyncio.to_thread(self.scan)
+        if self._scanning is not None and not self._scanning.done():
+            ids = await asyncio.shield(self._scanning)  # a scan under way (the start-up listing's): share it
+        elif (budget_s is not None and len(self._ids) > LIST_BUDGET_FILES
+                and time.monotonic() - self._scanned_at < SCAN_FRESH_S):
+            ids = self._ids  # a big folder scanned a moment ago (at start-up, by the listing before): no second walk
+        else:
+            self._scanning = asyncio.ensure_future(asyncio.to_thread(self.scan))
+            ids = await asyncio.shield(self._scanning)
         root_of = self._root_of  # this scan's (a later one replaces the dict, never changes it)
         if len(ids) <= LIST_BUDGET_FILES:
             budget_s = None  # a folder of this size is read whole within the budget anyway: one complete answer
@@ -332,9 +376,14 @@ class SessionRegistry:
             deadline = None if budget_s is None else time.monotonic() + budget_s
             read: dict[Path, FileMeta] = {}
             pending = skipped = 0
-            got = self._reading.acquire(timeout=-1 if budget_s is None else budget_s)
-            try:  # a project's files oldest first: each one's older uuids are known when it is read
-                for path in self.projects.order((p, root_of[p]) for p in ids.values()):
+            # Budgeted, a listing never waits for one reading on: it answers with what that one has read so far.
+            got = self._reading.acquire(timeout=-1 if budget_s is None else 0)
+            # A project's files oldest first: each one's older uuids are known when it is read (ranking a file reads
+            # its head; a listing that reads nothing, another reading on, lists what is known in scan order).
+            try:
+                paths = (self.projects.order((p, root_of[p]) for p in ids.values() if p in root_of) if got
+                         else list(ids.values()))
+                for path in paths:
                     if self.stopping:
                         break
                     if got and (deadline is None or time.monotonic() < deadline):
