@@ -73,9 +73,10 @@ export function initFeatures(app) {
     reveal: async (key, blocks) => {
       views.show("chat", { hash: true });
       if (!view.shownKeys().includes(key)) return null;
-      view.focusKey(key, { block: "center" });
+      // The match is scrolled into view and marked; the focus stays in the search box (Enter goes on to the next).
+      view.revealKey(key, { block: "center" });
       await view.renderKeys([key]);
-      view.focusKey(key, { block: "center" });
+      view.revealKey(key, { block: "center" });
       await view.openBlocks(key, blocks);
       return view.element(key);
     },

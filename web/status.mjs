@@ -108,6 +108,9 @@ export function hasAlert(source) {
   return alerts.has(source);
 }
 
+/** The messages the reader dismissed (their texts): hidden until a message changes or a new one comes. */
+let dismissed = "";
+
 function renderAlerts() {
   const items = [...alerts.entries()].map(([source, { text, level }]) => {
     const p = document.createElement("p");
@@ -116,8 +119,19 @@ function renderAlerts() {
     p.textContent = text;
     return p;
   });
-  els.alert.replaceChildren(...items);
-  els.alert.hidden = items.length === 0;
+  const shown = JSON.stringify([...alerts.values()].map((a) => a.text));
+  // Its label is drawn by CSS (content: "×"), so the alert's text (innerText) is the messages alone.
+  const close = document.createElement("button");
+  close.type = "button";
+  close.className = "alert-dismiss";
+  close.setAttribute("aria-label", "Dismiss these messages");
+  close.title = "Dismiss these messages (a new one shows again)";
+  close.addEventListener("click", () => {
+    dismissed = shown;
+    els.alert.hidden = true;
+  });
+  els.alert.replaceChildren(close, ...items);
+  els.alert.hidden = items.length === 0 || shown === dismissed;
   els.alert.dataset.level = [...alerts.values()].some((a) => a.level === "error") ? "error" : "warning";
 }
 

@@ -463,9 +463,18 @@ export class TranscriptView {
    * @param {{block?: ScrollLogicalPosition}} [options]
    */
   focusKey(key, { block = "nearest" } = {}) {
-    const el = this.list.scrollToIndex(this.shown.indexOf(key), block);
+    const el = this.revealKey(key, { block });
     el?.focus({ preventScroll: true });
     return el;
+  }
+
+  // Scrolls a row into view (attaching it) without moving the focus; returns its element.
+  /**
+   * @param {string} key
+   * @param {{block?: ScrollLogicalPosition}} [options]
+   */
+  revealKey(key, { block = "nearest" } = {}) {
+    return this.list.scrollToIndex(this.shown.indexOf(key), block);
   }
 
   scrollToEnd() {

@@ -1,0 +1,59 @@
+"""What a reader meets first (issue 22 items 1 and 2): the search box keeps the focus, so Enter and Shift+Enter move
+through the matches and letters never fire the page's shortcuts; the one alert stays in view wherever the page is
+scrolled (a session opens at its end) until it is dismissed, and a new message shows it again. Both fail on the
+main of 2026-12-03 (the match row took the focus; the alert sat above the transcript's top)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tests.browser.test_row_truths import long_session
+
+if TYPE_CHECKING:
+    from conftest import Viewer
+
+
+def test_the_search_box_keeps_the_focus(viewer: Viewer) -> None:
+    page = viewer.page
+    assert viewer.open_file(viewer.add_file("forty.jsonl", long_session("forty", 40)), all=True)["error"] is None
+    theme = page.get_attribute("html", "data-theme")
+    page.click("#search")
+    page.keyboard.type("Answer")
+    page.wait_for_function("() => /of \\d+/.test(document.getElementById('search-count').textContent)")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.getElementById('search-count').textContent.startsWith('2 of')")
+    assert page.evaluate("() => document.activeElement?.id") == "search"
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function("() => document.getElementById('search-count').textContent.startsWith('1 of')")
+    assert page.evaluate("() => document.activeElement?.id") == "search"
+    assert page.locator("#transcript mark.search-current").first.is_visible()
+    page.keyboard.type(" te")  # "t" switches the theme and "e" the events, but not while typing in the box
+    assert page.get_attribute("html", "data-theme") == theme
+    assert not page.is_checked("#show-events")
+    assert page.input_value("#search") == "Answer te"
+    page.keyboard.press("Escape")
+    assert page.input_value("#search") == ""
+
+
+def test_the_alert_stays_in_view_until_dismissed(viewer: Viewer) -> None:
+    page = viewer.page
+    data = long_session("damaged-end", 60) + b'{"type": "user/message", broken\n'
+    result = viewer.open_file(viewer.add_file("damaged-end.jsonl", data))
+    assert result["error"] is not None
+    alert = page.locator("[role=alert]")
+    assert page.evaluate("() => document.scrollingElement.scrollTop") > 0  # opened at its end
+    for width in (390, 1024, 1440):
+        page.set_viewport_size({"width": width, "height": 800})
+        page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        box = alert.bounding_box()
+        assert box is not None and 0 <= box["y"] < 800 and box["y"] + box["height"] > 0, (width, box)
+        header = page.locator(".app-header").bounding_box()
+        assert header is not None and box["y"] >= header["y"] + header["height"] - 1  # under the header, not behind
+        page.screenshot(path=f"build/screenshots/alert-{width}.png")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    line = data.count(b"\n")  # the broken last line
+    assert alert.inner_text().startswith(f"damaged-end.jsonl, line {line}: invalid JSON")
+    page.click("[role=alert] .alert-dismiss")
+    assert alert.is_hidden()
+    viewer.open_file(viewer.add_file("damaged-again.jsonl", b'{"type": "session", broken\n'))
+    assert alert.is_visible()  # a new message shows it again
