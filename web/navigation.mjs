@@ -6,6 +6,7 @@ import { els } from "./dom.mjs";
 import { loadOlder } from "./flows.mjs";
 import { openSession } from "./live.mjs";
 import { bridge, hooks, state, view } from "./runtime.mjs";
+import { setAlert } from "./status.mjs";
 
 export function hashParams() {
   return new URLSearchParams(location.hash.replace(/^#/, ""));
@@ -25,9 +26,14 @@ export function hashFor(seq) {
  * row's key (null when there is none).
  * @param {number} seq @returns {Promise<string | null>} */
 export async function scrollToSeq(seq) {
+  linkHeld = true; // the link's seq stays in the URL until the reader scrolls by hand
   for (let i = 0; i < SEQ_SEARCH_PAGES; i++) {
     const found = await bridge.json("findSeq", { seq });
     if (found.inWindow || !state.canLoadOlder) {
+      if (found.beyond) {
+        setAlert("navigation", `The link's row seq ${seq} is past the end of this session (its last seq is `
+          + `${found.last}): the last row is shown.`, "warning");
+      }
       if (!found.key) return null;
       const key = found.key;
       await view.renderKeys([key]);
@@ -38,10 +44,18 @@ export async function scrollToSeq(seq) {
       view.focusKey(key, { block: "center" });
       return key;
     }
-    if (!(await loadOlder())) return null;
+    if (!(await loadOlder())) {
+      setAlert("navigation", `The link's row seq ${seq} could not be reached: loading older messages failed.`);
+      return null;
+    }
   }
+  setAlert("navigation", `The link's row seq ${seq} lies more than ${SEQ_SEARCH_PAGES} pages back: `
+    + `${SEQ_SEARCH_PAGES} older pages were loaded without reaching it. Scroll up (or Load older) to go on.`, "warning");
   return null;
 }
+
+/** A deep link's seq stays in the URL while the page itself scrolls to it, until the reader scrolls by hand. */
+let linkHeld = false;
 
 /** Text to mark in the row the next #seq link opens (a hit of the search across sessions: textsearch.mjs). */
 let markNext = "";
@@ -72,6 +86,7 @@ function seqInHash() {
 /** Applies the hash: opens its session, then scrolls to its seq. */
 export async function followHash() {
   hooks.followHash();
+  if (seqInHash() === null) linkHeld = false;
   const session = hashParams().get("session");
   if (session && session !== state.sessionId) {
     openSession(session, {
@@ -91,6 +106,7 @@ let fileDeepLink = hashParams().has("session") ? null : seqInHash();
 
 /** Before a local file opens: the hash of what was shown before no longer applies. */
 export function beforeFileOpens() {
+  linkHeld = false;
   if (!location.hash) return;
   const shown = hashParams().get("view"); // the view tab (views.mjs) stays
   const hash = shown ? `#${new URLSearchParams({ view: shown })}` : "";
@@ -112,6 +128,7 @@ let pending = null;
 function followScroll() {
   pending = null;
   if (state.mode !== "live" && state.mode !== "file") return;
+  if (linkHeld) return; // the shared link is kept until the reader moves
   if (els.transcript.hidden) return; // another view is shown: the chat's place is not the reader's
   const el = view.firstInView();
   const seq = el ? Number(el.dataset.seq) : NaN;
@@ -136,7 +153,7 @@ function onScroll() {
 }
 
 export function initNavigation() {
-  const byHand = () => { lastInput = performance.now(); };
+  const byHand = () => { lastInput = performance.now(); linkHeld = false; };
   for (const type of ["wheel", "touchmove"]) window.addEventListener(type, byHand, { passive: true, capture: true });
   window.addEventListener("keydown", (event) => {
     if (["ArrowUp", "PageUp", "Home", " ", "k", "g"].includes(event.key)) byHand();

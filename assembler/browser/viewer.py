@@ -482,7 +482,9 @@ class Viewer(ViewsMixin, ReplayMixin, FolderMixin):
             else:
                 break
         in_window = first is None or seq >= first or not self.journal.has_more
-        return encode_json({"key": None if best is None else best.key, "inWindow": in_window})
+        last = self.journal.last_cursor
+        return encode_json({"key": None if best is None else best.key, "inWindow": in_window,
+                            "last": last, "beyond": last is not None and seq > last})
 
 
 for _name in ("load_page", "apply_frames", "request_older", "answer_page", "page_failed", "file_feed", "file_preview",

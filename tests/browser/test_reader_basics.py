@@ -57,3 +57,26 @@ def test_the_alert_stays_in_view_until_dismissed(viewer: Viewer) -> None:
     assert alert.is_hidden()
     viewer.open_file(viewer.add_file("damaged-again.jsonl", b'{"type": "session", broken\n'))
     assert alert.is_visible()  # a new message shows it again
+
+
+def test_a_deep_link_keeps_its_url_and_says_why_it_cannot_land(viewer: Viewer) -> None:
+    """Item 3: a deep link into old history lands on its row and the URL keeps its seq until the reader scrolls;
+    a seq past the end says so in the alert instead of landing elsewhere silently."""
+    page = viewer.page
+    path = viewer.served.sessions / "deep-link.jsonl"
+    path.write_bytes(long_session("deep-link", 120))
+    page.fill("#session-filter", "")
+    page.click("#refresh-sessions")
+    page.wait_for_selector("#session-list button[data-id='deep-link']")
+    from assembler.logfile import parse_session_bytes
+
+    seqs = [r["seq"] for r in parse_session_bytes(path.read_bytes()).records
+            if type(r) is dict and r.get("type") == "user/message"]
+    target = seqs[3]  # the fourth prompt: several pages back from the end
+    page.evaluate("(seq) => { location.hash = `session=deep-link&seq=${seq}`; }", target)
+    page.wait_for_function("(seq) => document.querySelector(`#transcript article.is-target`)?.dataset.seq"
+                           " == String(seq)", arg=target, timeout=60_000)
+    page.wait_for_timeout(600)  # longer than the URL's follow delay: the page's own scrolling did not rewrite it
+    assert page.evaluate("() => location.hash") == f"#session=deep-link&seq={target}"
+    page.evaluate("(seq) => { location.hash = `session=deep-link&seq=${seq}`; }", seqs[-1] + 10_000)
+    page.wait_for_function("() => document.querySelector('[role=alert]')?.innerText.includes('past the end')")
