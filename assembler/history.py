@@ -1,7 +1,10 @@
 """Message-aligned history pages and the follow snapshot (PROTOCOL 3.2, 3.3): select on logical seqs, then pack.
 
 Rules: a page is the logical slice ``[cut, end)`` where ``cut`` is the group start of the N-th newest append-origin
-message; packing happens only after the cut, so it never moves it. Two paths give byte-identical values:
+message; packing happens only after the cut, so it never moves it. With ``from_seq`` (a deep link's row, so the
+page asks once instead of page by page) the page ends its walk at the newest message whose seq is <= ``from_seq``
+(the page's first message holds that seq, or the log's start), if that is no more than N messages back; N stays
+the cap. Two paths give byte-identical values:
 
 * the *reference* path (``paginate`` / ``page_value``) works on the fully expanded logical log, as the reference
   host does;
@@ -120,11 +123,12 @@ def _page_end(count: int, through_seq: int | None, before_seq: int | None) -> in
 
 
 def paginate(events: Sequence[dict[str, Any]], through_seq: int | None = None, before_seq: int | None = None,
-             max_messages: int = DEFAULT_MAX_MESSAGES) -> tuple[int, int, bool]:
+             max_messages: int = DEFAULT_MAX_MESSAGES, from_seq: int | None = None) -> tuple[int, int, bool]:
     """Choose a page on the expanded logical log (the reference): ``(cut, end, has_more)``, page ``events[cut:end]``.
 
     ``events[i]["seq"] == i`` is assumed (a contiguous log from 0). ``through_seq`` defaults to the last seq;
-    ``through_seq = -1`` or ``before_seq = 0`` gives an empty page with ``has_more`` False.
+    ``through_seq = -1`` or ``before_seq = 0`` gives an empty page with ``has_more`` False. ``from_seq``: stop at
+    the first message (walking back) whose seq is <= it, if that comes before the ``max_messages``-th.
 
     Raises:
         PageRequestError: ``max_messages`` is not a positive integer.
@@ -138,7 +142,7 @@ def paginate(events: Sequence[dict[str, Any]], through_seq: int | None = None, b
         if not is_append_message(event):
             continue
         count += 1
-        if count == max_messages:
+        if count == max_messages or (from_seq is not None and i <= from_seq):
             cut = group_start(event)
             break
     return cut, end, cut > 0
@@ -197,9 +201,9 @@ def scalar_records(storage_records: Iterable[StorageRecord]) -> list[HistoryReco
 
 
 def page_value(events: Sequence[dict[str, Any]], through_seq: int | None = None, before_seq: int | None = None,
-               max_messages: int = DEFAULT_MAX_MESSAGES) -> dict[str, Any]:
+               max_messages: int = DEFAULT_MAX_MESSAGES, from_seq: int | None = None) -> dict[str, Any]:
     """The reference ``SessionPage`` value for a logical log: paginate, then pack the selected slice."""
-    cut, end, has_more = paginate(events, through_seq, before_seq, max_messages)
+    cut, end, has_more = paginate(events, through_seq, before_seq, max_messages, from_seq)
     return {"records": history_records(pack_chunk_runs(events[cut:end])), "hasMore": has_more}
 
 
@@ -267,7 +271,7 @@ class MessageIndex:
         self.event_count = count
 
     def select(self, through_seq: int | None = None, before_seq: int | None = None,
-               max_messages: int | None = DEFAULT_MAX_MESSAGES) -> tuple[int, int, bool]:
+               max_messages: int | None = DEFAULT_MAX_MESSAGES, from_seq: int | None = None) -> tuple[int, int, bool]:
         """``(cut, end, has_more)`` exactly as ``paginate`` gives on the expanded log, in O(log n).
         ``max_messages=None`` selects everything before ``end`` (the whole log by default).
 
@@ -280,6 +284,8 @@ class MessageIndex:
         check_max_messages(max_messages)
         # Messages with seq < end, oldest first; the N-th newest is N places from the end of that prefix.
         k = bisect_left(self._msg_seqs, end) - max_messages
+        if from_seq is not None:  # the newest message at or before from_seq, when it is within the cap
+            k = max(k, min(bisect_right(self._msg_seqs, from_seq), bisect_left(self._msg_seqs, end)) - 1)
         cut = self._msg_starts[k] if k >= 0 else 0
         return cut, end, cut > 0
 
@@ -303,14 +309,15 @@ class MessageIndex:
         return out
 
     def page(self, through_seq: int | None = None, before_seq: int | None = None,
-             max_messages: int | None = DEFAULT_MAX_MESSAGES, *, scalar: bool = False) -> dict[str, Any]:
+             max_messages: int | None = DEFAULT_MAX_MESSAGES, *, scalar: bool = False,
+             from_seq: int | None = None) -> dict[str, Any]:
         """The ``SessionPage`` value; ``encode`` of it equals ``encode(page_value(expanded log, ...))``. ``scalar``
         gives the same slice with every row expanded, one ``event`` record per logical event.
 
         Raises:
             PageRequestError: ``max_messages`` is not a positive integer.
         """
-        cut, end, has_more = self.select(through_seq, before_seq, max_messages)
+        cut, end, has_more = self.select(through_seq, before_seq, max_messages, from_seq)
         selected = self.storage_slice(cut, end)
         if scalar:
             return {"records": [{"type": "event", "event": e} for e in expand_records(selected)],
@@ -318,14 +325,15 @@ class MessageIndex:
         return {"records": history_records(self._packed(selected)), "hasMore": has_more}
 
     def session_page(self, through_seq: int | None = None, before_seq: int | None = None,
-                     max_messages: int | None = DEFAULT_MAX_MESSAGES, *, scalar: bool = False) -> SessionPage:
+                     max_messages: int | None = DEFAULT_MAX_MESSAGES, *, scalar: bool = False,
+                     from_seq: int | None = None) -> SessionPage:
         """The same page as ``page``, typed to fold; ``scalar`` expands its rows into one event record per member.
 
         Raises:
             PageRequestError: ``max_messages`` is not a positive integer.
             RecordDecodeError: an event in the page is not a valid ``SessionEvent``.
         """
-        cut, end, has_more = self.select(through_seq, before_seq, max_messages)
+        cut, end, has_more = self.select(through_seq, before_seq, max_messages, from_seq)
         selected = self.storage_slice(cut, end)
         records = scalar_records(selected) if scalar else wire_records(self._packed(selected))
         return SessionPage(records, has_more)

@@ -2,9 +2,10 @@
 // Loading flows: a page (loadPage), a local file (openFile) or folder (describeFolder), "Load older" (which keeps the reader's place) and the
 // page requests the journal asks for. Every update from the worker goes through applyUpdate.
 import { ownedBytes } from "./bridge.mjs";
-import { FIRST_SCREEN_MARGIN_PX, PAGE_SIZE } from "./config.mjs";
+import { FIRST_SCREEN_MARGIN_PX, PAGE_SIZE, SEQ_SEARCH_PAGES } from "./config.mjs";
 import { els } from "./dom.mjs";
 import { fetchPage } from "./sessions.mjs";
+import { isPublished } from "./site.mjs";
 import { formatCount } from "./summary.mjs";
 import { hideLatest, rowsArrivedBelow } from "./latest.mjs";
 import { clearAlert, clearAlerts, progressEnd, progressNote, progressStart, setAlert } from "./status.mjs";
@@ -99,7 +100,8 @@ function showStats(update) {
 
 /**
  * Fetches the pages the journal asked for (gap repair, older pages) and hands them back.
- * @param {{id: number, kind: string, through: number, before: number | null, maxMessages?: number}[]} requests
+ * @param {{id: number, kind: string, through: number, before: number | null, maxMessages?: number,
+ *   fromSeq?: number | null}[]} requests
  */
 export async function answerRequests(requests) {
   for (const request of requests) {
@@ -108,6 +110,7 @@ export async function answerRequests(requests) {
     try {
       const bytes = await fetchPage(state.sessionId, {
         through: request.through, before: request.before, maxMessages: request.maxMessages ?? PAGE_SIZE,
+        fromSeq: request.fromSeq ?? null,
       });
       update = await bridge.json("answer", { requestId: request.id, bytes }, [bytes.buffer]);
     } catch (err) {
@@ -281,15 +284,20 @@ export function keepPlace(change) {
 
 let loadingOlder = false;
 
-/** "Load older": prepends the previous page; the first row in view stays in place. */
-export async function loadOlder() {
+/** "Load older": prepends the previous page; the first row in view stays in place. `toSeq` (a deep link's row):
+ * one page reaches back to that seq, up to SEQ_SEARCH_PAGES pages' worth of messages (the server's `fromSeq`; a
+ * published site has fixed page files, so there it is one page at a time).
+ * @param {{toSeq?: number}} [options] */
+export async function loadOlder({ toSeq } = {}) {
   if (!state.canLoadOlder || loadingOlder) return false;
   loadingOlder = true;
   document.documentElement.dataset.loadingOlder = "1"; // until the older rows are in
   els.older.disabled = true;
   progressStart("Loading older messages…");
   try {
-    const result = await bridge.json("older", { maxMessages: PAGE_SIZE });
+    const reach = toSeq !== undefined && !isPublished();
+    const result = await bridge.json("older", reach
+      ? { maxMessages: PAGE_SIZE * SEQ_SEARCH_PAGES, fromSeq: toSeq } : { maxMessages: PAGE_SIZE });
     clearAlert("older");
     if (Array.isArray(result.nodes)) keepPlace(() => applyUpdate(result));
     else if (result.requests) await answerRequests(result.requests);

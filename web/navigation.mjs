@@ -1,12 +1,14 @@
 // @ts-check
 // Moving around: deep links (#session=ID&seq=N), the URL following the row in view (replaceState, so Back is not
 // flooded), and "Load older" by itself when the reader scrolls near the top.
-import { LOAD_OLDER_NEAR_TOP_PX, SEQ_SEARCH_PAGES, URL_FOLLOW_MS, USER_SCROLL_MS } from "./config.mjs";
+import { LOAD_OLDER_NEAR_TOP_PX, PAGE_SIZE, SEQ_SEARCH_PAGES, URL_FOLLOW_MS, USER_SCROLL_MS } from "./config.mjs";
 import { els } from "./dom.mjs";
 import { loadOlder } from "./flows.mjs";
 import { openSession } from "./live.mjs";
 import { bridge, hooks, state, view } from "./runtime.mjs";
+import { isPublished } from "./site.mjs";
 import { setAlert } from "./status.mjs";
+import { formatCount } from "./summary.mjs";
 
 export function hashParams() {
   return new URLSearchParams(location.hash.replace(/^#/, ""));
@@ -22,13 +24,16 @@ export function hashFor(seq) {
   return `#${params.toString()}`;
 }
 
-/** Scrolls to the row a seq points at, loading older pages while it lies before the window; resolves to the
- * row's key (null when there is none).
+/** Scrolls to the row a seq points at, loading older history while it lies before the window (one page that
+ * reaches back to it, up to SEQ_SEARCH_PAGES pages' worth of messages; page by page on a published site, whose
+ * pages are fixed files); resolves to the row's key (null when there is none). What stops it is said in the alert.
  * @param {number} seq @returns {Promise<string | null>} */
 export async function scrollToSeq(seq) {
   linkHeld = true; // the link's seq stays in the URL until the reader scrolls by hand
-  for (let i = 0; i < SEQ_SEARCH_PAGES; i++) {
-    const found = await bridge.json("findSeq", { seq });
+  const perLoad = isPublished() ? 1 : SEQ_SEARCH_PAGES; // pages' worth one load reaches back
+  let found;
+  for (let pages = 0; ; pages += perLoad) {
+    found = await bridge.json("findSeq", { seq });
     if (found.inWindow || !state.canLoadOlder) {
       if (found.beyond) {
         setAlert("navigation", `The link's row seq ${seq} is past the end of this session (its last seq is `
@@ -44,13 +49,15 @@ export async function scrollToSeq(seq) {
       view.focusKey(key, { block: "center" });
       return key;
     }
-    if (!(await loadOlder())) {
+    if (pages >= SEQ_SEARCH_PAGES) break;
+    if (!(await loadOlder({ toSeq: seq }))) {
       setAlert("navigation", `The link's row seq ${seq} could not be reached: loading older messages failed.`);
       return null;
     }
   }
-  setAlert("navigation", `The link's row seq ${seq} lies more than ${SEQ_SEARCH_PAGES} pages back: `
-    + `${SEQ_SEARCH_PAGES} older pages were loaded without reaching it. Scroll up (or Load older) to go on.`, "warning");
+  setAlert("navigation", `The link's row seq ${seq} lies more than ${formatCount(SEQ_SEARCH_PAGES * PAGE_SIZE)} `
+    + `messages (${SEQ_SEARCH_PAGES} pages) back, the most a link loads: the oldest loaded row is seq `
+    + `${found.first}. Scroll up (or Load older) to go on.`, "warning");
   return null;
 }
 

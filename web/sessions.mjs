@@ -54,11 +54,11 @@ export async function listSessions() {
  * Reads one page (`through: null`: through the last seq, the first page); resolves to its bytes (Uint8Array),
  * rejects with a readable error.
  * @param {string} id
- * @param {{through: number | null, before?: number | null, maxMessages?: number}} request
+ * @param {{through: number | null, before?: number | null, maxMessages?: number, fromSeq?: number | null}} request
  * @returns {Promise<Uint8Array<ArrayBuffer>>}
  */
-export async function fetchPage(id, { through, before = null, maxMessages = PAGE_SIZE }) {
-  const response = await fetch(urlOf({ kind: "page", id, through, before, maxMessages }));
+export async function fetchPage(id, { through, before = null, maxMessages = PAGE_SIZE, fromSeq = null }) {
+  const response = await fetch(urlOf({ kind: "page", id, through, before, maxMessages, fromSeq }));
   if (!response.ok) {
     let detail = `HTTP ${response.status}`;
     try { detail = (await response.json()).detail || detail; } catch { /* not JSON */ }

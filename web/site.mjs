@@ -37,7 +37,8 @@ export function sessionDir(id) {
 /**
  * A request of the page to the server, and what answers it.
  * @typedef {{kind: "list"}
- *   | {kind: "page", id: string, through?: number | null, before?: number | null, maxMessages?: number}
+ *   | {kind: "page", id: string, through?: number | null, before?: number | null, maxMessages?: number,
+ *      fromSeq?: number | null}
  *   | {kind: "follow", id: string, maxMessages?: number}} SiteRequest
  */
 
@@ -59,6 +60,7 @@ export function requestUrl(request, published = isPublished()) {
     if (request.through !== null && request.through !== undefined) params.set("throughSeq", String(request.through));
     params.set("maxMessages", String(maxMessages));
     if (request.before !== null && request.before !== undefined) params.set("beforeSeq", String(request.before));
+    if (request.fromSeq !== null && request.fromSeq !== undefined) params.set("fromSeq", String(request.fromSeq));
     return `${path}/page?${params}`;
   }
   if (request.kind !== "page" || !request.id) return null;

@@ -8,7 +8,7 @@ lets the page lay out a row without its HTML (which ``render`` makes on demand).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import msgspec
@@ -28,6 +28,7 @@ __all__ = [
     "request_value",
     "error_value",
     "first_screen_keys",
+    "seq_target",
     "FIRST_SCREEN_ROWS",
 ]
 
@@ -108,3 +109,20 @@ def first_screen_keys(nodes: Sequence[NodeMeta]) -> list[str]:
             if len(keys) == FIRST_SCREEN_ROWS:
                 break
     return keys[::-1]
+
+
+def seq_target(ordered: Iterable[ViewNode], seq: float, first: int | None, last: int | None,
+               has_more: bool) -> dict[str, Any]:
+    """Where a deep link ``#seq=N`` lands: ``key``, the visible node with the greatest anchor <= N (else the first
+    node); ``inWindow`` false when N lies before the window (``first``) and older pages could hold it; ``beyond``
+    when N is past the session's ``last`` seq (the page says so instead of landing elsewhere silently)."""
+    best: ViewNode | None = None
+    for node in ordered:
+        if hidden_by_default(node):
+            continue
+        if node.anchorSeq > seq:
+            best = best or node
+            break
+        best = node
+    return {"key": None if best is None else best.key, "inWindow": first is None or seq >= first or not has_more,
+            "first": first, "last": last, "beyond": last is not None and seq > last}

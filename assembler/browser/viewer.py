@@ -37,7 +37,7 @@ from ..records import (
 )
 from ..render.texts import tool_texts
 from ..transcript import by_anchor, canonical_json, current_transcript, summarize, transcript
-from ..views import FlushResult, ToolData, ViewNode, hidden_by_default
+from ..views import FlushResult, ToolData, ViewNode
 from .folder import FolderMixin
 from .gcpause import page_load
 from .guard import CallOrderError, guarded
@@ -53,6 +53,7 @@ from .updates import (
     first_screen_keys,
     node_meta,
     request_value,
+    seq_target,
 )
 from .view_api import ViewsMixin
 
@@ -280,19 +281,20 @@ class Viewer(ViewsMixin, ReplayMixin, FolderMixin):
         if self.journal.last_cursor is not None and self.journal.failed is None:
             self.journal.reconnect()
 
-    def request_older(self, max_messages: int = DEFAULT_MAX_MESSAGES) -> bytes:
+    def request_older(self, max_messages: int = DEFAULT_MAX_MESSAGES, from_seq: int | None = None) -> bytes:
         """"Load older": for a local file, read the older page here and prepend it; otherwise return the page
-        ``request`` the page must fetch (``throughSeq``, ``beforeSeq``, ``maxMessages``) and answer."""
+        ``request`` the page must fetch (``throughSeq``, ``beforeSeq``, ``maxMessages``, ``fromSeq``) and answer.
+        ``from_seq`` (a deep link's row): one page reaches back to it, ``max_messages`` being the cap."""
         try:
             request = self.journal.request_prepend(max_messages)
         except JournalError as exc:
             return encode_json(self._error_update(exc, "older"))
         if self.index is None:
             self.page_requests[request.id] = request
-            return encode_json({"requests": [request_value(request)]})
+            return encode_json({"requests": [{**request_value(request), "fromSeq": from_seq}]})
         try:
             page = self.index.session_page(request.through, request.before,
-                                           request.max_messages or DEFAULT_MAX_MESSAGES)
+                                           request.max_messages or DEFAULT_MAX_MESSAGES, from_seq=from_seq)
         except AssemblerError as exc:
             return encode_json(self._error_update(exc, "older"))
         return self._answer(request, page)
@@ -467,24 +469,10 @@ class Viewer(ViewsMixin, ReplayMixin, FolderMixin):
         return encode_json(value)
 
     def find_seq(self, seq: float) -> bytes:
-        """The chat node a deep link ``#seq=N`` points at: the visible node with the greatest anchor <= N (else the
-        first node); ``inWindow`` is false when N lies before the window and older pages could hold it."""
-        first = self.journal.first_cursor
-        best: ViewNode | None = None
-        for node in self._ordered():
-            if hidden_by_default(node):
-                continue
-            if node.anchorSeq <= seq:
-                best = node
-            elif best is None:
-                best = node
-                break
-            else:
-                break
-        in_window = first is None or seq >= first or not self.journal.has_more
-        last = self.journal.last_cursor
-        return encode_json({"key": None if best is None else best.key, "inWindow": in_window,
-                            "last": last, "beyond": last is not None and seq > last})
+        """The chat node a deep link ``#seq=N`` points at, and whether it is in the window (``updates.seq_target``)."""
+        journal = self.journal
+        return encode_json(seq_target(self._ordered(), seq, journal.first_cursor, journal.last_cursor,
+                                      journal.has_more))
 
 
 for _name in ("load_page", "apply_frames", "request_older", "answer_page", "page_failed", "file_feed", "file_preview",

@@ -123,10 +123,11 @@ async def list_sessions(request: Request) -> Response:
     return json_response({"sessions": list_entries(listed), "pending": pending})
 
 
-async def page_answer(source: SessionSource, through: int | None, before: int | None,
-                      max_messages: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
+async def page_answer(source: SessionSource, through: int | None, before: int | None, max_messages: int,
+                      from_seq: int | None = None) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The page ``GET .../page`` answers, read through ``through`` (default: the last seq), and the session's fault
-    (also in the value's ``error``). ``publish`` writes the same value as a file.
+    (also in the value's ``error``). ``publish`` writes the same value as a file. ``from_seq`` (a deep link's row):
+    the page reaches back to the message holding it in one answer, ``max_messages`` being the cap.
 
     Raises:
         PageRequestError: a field breaks its rule (``history.check_page_request``).
@@ -136,7 +137,7 @@ async def page_answer(source: SessionSource, through: int | None, before: int | 
         last = source.index.last_seq
         through = last if through is None else through
         check_page_request(through, before, max_messages, last)
-        value = await run_in_threadpool(source.index.page, through, before, max_messages)
+        value = await run_in_threadpool(source.index.page, through, before, max_messages, from_seq=from_seq)
         fault = source.fault()
     if fault is not None:
         value["error"] = fault
@@ -150,7 +151,8 @@ async def session_page(request: Request) -> Response:
     before = _int_param(request, "beforeSeq", 0)
     max_messages = _int_param(request, "maxMessages", 1)
     max_messages = DEFAULT_MAX_MESSAGES if max_messages is None else max_messages
-    value, fault = await page_answer(source, through, before, max_messages)
+    from_seq = _int_param(request, "fromSeq", 0)
+    value, fault = await page_answer(source, through, before, max_messages, from_seq)
     registry.trim()
     headers = None
     if fault is not None:

@@ -80,3 +80,54 @@ def test_a_deep_link_keeps_its_url_and_says_why_it_cannot_land(viewer: Viewer) -
     assert page.evaluate("() => location.hash") == f"#session=deep-link&seq={target}"
     page.evaluate("(seq) => { location.hash = `session=deep-link&seq=${seq}`; }", seqs[-1] + 10_000)
     page.wait_for_function("() => document.querySelector('[role=alert]')?.innerText.includes('past the end')")
+
+
+def _serve_long(viewer: Viewer, sid: str, turns: int) -> list[int]:
+    """Writes a long session into the served folder, shows it in the list; returns its prompts' seqs."""
+    from assembler.logfile import parse_session_bytes
+
+    data = long_session(sid, turns)
+    (viewer.served.sessions / f"{sid}.jsonl").write_bytes(data)
+    viewer.page.fill("#session-filter", "")
+    viewer.page.click("#refresh-sessions")
+    viewer.page.wait_for_selector(f"#session-list button[data-id='{sid}']")
+    return [r["seq"] for r in parse_session_bytes(data).records if type(r) is dict and r.get("type") == "user/message"]
+
+
+def _page_requests(viewer: Viewer, sid: str) -> list[str]:
+    return [url for url in viewer.requests if f"/api/sessions/{sid}/page?" in url]
+
+
+def test_a_deep_link_into_old_history_asks_once_for_the_page_that_holds_it(viewer: Viewer) -> None:
+    """Item 3, made fast: a link to turn 5 of 300 loads the older history in one answer (fromSeq), not ten pages
+    one by one; it lands on its row and the URL keeps its seq."""
+    page = viewer.page
+    seqs = _serve_long(viewer, "three-hundred", 300)
+    target = seqs[4]
+    asked = len(_page_requests(viewer, "three-hundred"))
+    page.evaluate("(seq) => { location.hash = `session=three-hundred&seq=${seq}`; }", target)
+    page.wait_for_function("(seq) => document.querySelector('#transcript article.is-target')?.dataset.seq"
+                           " == String(seq)", arg=target, timeout=60_000)
+    older = _page_requests(viewer, "three-hundred")[asked:]
+    assert len(older) == 1 and f"fromSeq={target}" in older[0], older  # one page reaching back to the row
+    box = page.locator("#transcript article.is-target").bounding_box()
+    assert box is not None and 0 <= box["y"] < 900, box  # in view
+    page.wait_for_timeout(600)  # longer than the URL's follow delay
+    assert page.evaluate("() => location.hash") == f"#session=three-hundred&seq={target}"
+    assert page.locator("[role=alert]").is_hidden()  # nothing to say: it landed
+
+
+def test_a_deep_link_past_the_page_limit_says_how_far_it_got(viewer: Viewer) -> None:
+    """Item 3: a row more than SEQ_SEARCH_PAGES pages (2,500 messages) back is not reached; the alert names the
+    seq, the limit and the oldest row loaded, and the URL keeps the link."""
+    page = viewer.page
+    seqs = _serve_long(viewer, "thirteen-hundred", 1300)  # 2,600 messages
+    target = seqs[1]
+    page.evaluate("(seq) => { location.hash = `session=thirteen-hundred&seq=${seq}`; }", target)
+    alert = page.locator("[role=alert]")
+    page.wait_for_function("() => document.querySelector('[role=alert]')?.innerText.includes('messages (50 pages)')",
+                           timeout=90_000)
+    text = alert.inner_text()
+    assert f"seq {target} lies more than 2,500 messages (50 pages) back" in text, text
+    assert alert.is_visible()
+    assert page.evaluate("() => location.hash") == f"#session=thirteen-hundred&seq={target}"

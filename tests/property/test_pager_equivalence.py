@@ -94,8 +94,9 @@ def test_index_page_is_byte_identical_to_reference(log: Any, data: st.DataObject
         through = data.draw(st.integers(-1, n - 1), label="through")
         before = data.draw(st.one_of(st.none(), st.integers(0, n + 2)), label="before")
         max_messages = data.draw(st.integers(1, 6), label="max_messages")
-        expected = encode(page_value(events, through, before, max_messages))
-        assert encode(index.page(through, before, max_messages)) == expected
+        from_seq = data.draw(st.one_of(st.none(), st.integers(0, n + 2)), label="from_seq")
+        expected = encode(page_value(events, through, before, max_messages, from_seq))
+        assert encode(index.page(through, before, max_messages, from_seq=from_seq)) == expected
         decode_page(expected)
 
 

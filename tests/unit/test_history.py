@@ -51,6 +51,19 @@ def test_cut_is_group_start_of_nth_newest_message() -> None:
     assert paginate(events, None, None, 4) == (0, 11, False)
 
 
+def test_from_seq_reaches_back_to_the_message_holding_it_within_the_cap() -> None:
+    """A deep link's page: the walk back stops at the newest message at or before ``from_seq``; N stays the cap."""
+    events = log_with_messages()
+    index = MessageIndex(events)
+    for from_seq, max_messages, expected in [(10, 50, (10, 11, True)), (9, 50, (2, 11, True)),
+                                             (5, 50, (1, 11, True)),  # a chunk: the message before it
+                                             (1, 50, (1, 11, True)), (0, 50, (0, 11, False)),
+                                             (5, 1, (10, 11, True)),  # more than one message back: the cap
+                                             (99, 3, (10, 11, True))]:
+        assert paginate(events, None, None, max_messages, from_seq) == expected, (from_seq, max_messages)
+        assert index.select(None, None, max_messages, from_seq) == expected, (from_seq, max_messages)
+
+
 def test_tool_results_and_non_append_messages_do_not_count() -> None:
     events = [ev(0, "user/message", surfaceOp="append"), ev(1, "tool/result", surfaceOp="append"),
               ev(2, "user/message"), ev(3, "user/message", surfaceOp={"op": "replace", "start": 0, "end": 0}),
