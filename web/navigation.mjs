@@ -55,6 +55,10 @@ export async function scrollToSeq(seq) {
       return null;
     }
   }
+  if (found.key) { // the oldest row loaded, the nearest to the link's, with Load older just above it
+    await view.renderKeys([found.key]);
+    view.focusKey(found.key, { block: "start" });
+  }
   setAlert("navigation", `The link's row seq ${seq} lies more than ${formatCount(SEQ_SEARCH_PAGES * PAGE_SIZE)} `
     + `messages (${SEQ_SEARCH_PAGES} pages) back, the most a link loads: the oldest loaded row is seq `
     + `${found.first}. Scroll up (or Load older) to go on.`, "warning");

@@ -130,4 +130,7 @@ def test_a_deep_link_past_the_page_limit_says_how_far_it_got(viewer: Viewer) -> 
     text = alert.inner_text()
     assert f"seq {target} lies more than 2,500 messages (50 pages) back" in text, text
     assert alert.is_visible()
+    oldest = page.evaluate("() => document.activeElement?.closest('article[data-key]')?.dataset.seq")
+    assert f"the oldest loaded row is seq {oldest}" in text  # the page shows it, Load older just above
+    assert page.locator("#load-older").is_visible()
     assert page.evaluate("() => location.hash") == f"#session=thirteen-hundred&seq={target}"
