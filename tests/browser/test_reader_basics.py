@@ -1,7 +1,10 @@
-"""What a reader meets first (issue 22 items 1 and 2): the search box keeps the focus, so Enter and Shift+Enter move
-through the matches and letters never fire the page's shortcuts; the one alert stays in view wherever the page is
-scrolled (a session opens at its end) until it is dismissed, and a new message shows it again. Both fail on the
-main of 2026-12-03 (the match row took the focus; the alert sat above the transcript's top)."""
+"""What a reader meets first (issue 22 items 1, 2 and 3): the search box keeps the focus, so Enter and Shift+Enter
+move through the matches and letters never fire the page's shortcuts; the one alert stays in view wherever the page
+is scrolled (a file or a served session opens at its end) until it is dismissed, and a new message shows it again; a
+deep link into old history lands (one page request reaching back to its seq) or says why it cannot (past the end, past
+the page limit), and the URL keeps the link. All fail on the main of 2026-12-03 before the fixes (the match row took
+the focus; the alert sat above the transcript's top; the URL followed the scroll); the one-request and page-limit tests
+also fail on the main with the first item-3 fix (it walked 11 pages one by one, and 50 without a word past them)."""
 
 from __future__ import annotations
 
@@ -134,3 +137,27 @@ def test_a_deep_link_past_the_page_limit_says_how_far_it_got(viewer: Viewer) -> 
     assert f"the oldest loaded row is seq {oldest}" in text  # the page shows it, Load older just above
     assert page.locator("#load-older").is_visible()
     assert page.evaluate("() => location.hash") == f"#session=thirteen-hundred&seq={target}"
+
+
+def test_a_served_session_opened_at_its_end_shows_its_alert(viewer: Viewer) -> None:
+    """Item 2 on a served session: a damaged file under the served folder opens at its end, and its one alert (the
+    bad line, named) is in view under the header at 390, 1024 and 1440 px until dismissed."""
+    page = viewer.page
+    path = viewer.served.sessions / "served-damaged.jsonl"
+    path.write_bytes(long_session("served-damaged", 60) + b'{"type": "user/message", broken\n')
+    _serve_long(viewer, "unrelated", 1)  # refreshes the list, which now holds the damaged file too
+    page.evaluate("() => { location.hash = 'session=served-damaged'; }")
+    alert = page.locator("[role=alert]")
+    page.wait_for_function("() => document.querySelector('[role=alert]')?.innerText.includes('invalid JSON')",
+                           timeout=60_000)
+    page.wait_for_function("() => document.scrollingElement.scrollTop > 0")  # opened at its end
+    for width in (390, 1024, 1440):
+        page.set_viewport_size({"width": width, "height": 800})
+        page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        box = alert.bounding_box()
+        header = page.locator(".app-header").bounding_box()
+        assert box is not None and header is not None, width
+        assert header["y"] + header["height"] - 1 <= box["y"] and box["y"] + box["height"] <= 800, (width, box)
+        page.screenshot(path=f"build/screenshots/served-alert-{width}.png")
+    page.get_by_role("button", name="Dismiss these messages").click()
+    assert alert.is_hidden()
