@@ -297,7 +297,8 @@ export async function loadOlder({ toSeq } = {}) {
   try {
     const reach = toSeq !== undefined && !isPublished();
     const result = await bridge.json("older", reach
-      ? { maxMessages: PAGE_SIZE * SEQ_SEARCH_PAGES, fromSeq: toSeq } : { maxMessages: PAGE_SIZE });
+      // a seq the URL names may lie between two rows (35.5): the message at or before it is at or before 35
+      ? { maxMessages: PAGE_SIZE * SEQ_SEARCH_PAGES, fromSeq: Math.floor(toSeq) } : { maxMessages: PAGE_SIZE });
     clearAlert("older");
     if (Array.isArray(result.nodes)) keepPlace(() => applyUpdate(result));
     else if (result.requests) await answerRequests(result.requests);

@@ -294,7 +294,8 @@ const OPS = {
   describeFolder: async (id, args) => describeFolder(id, args),
   openLocal: async (id, args) => openLocal(id, args),
   frames: async (_id, { frames }) => call("apply_frames", frames.map((/** @type {ArrayBuffer | Uint8Array} */ f) => bytesOf(f))),
-  older: async (_id, { maxMessages = PAGE_SIZE, fromSeq = null }) => call("request_older", maxMessages, fromSeq),
+  older: async (_id, { maxMessages = PAGE_SIZE, fromSeq = null }) =>
+    call("request_older", maxMessages, fromSeq ?? undefined), // undefined reaches Python as None (null: JsNull)
   answer: async (_id, { requestId, bytes }) => call("answer_page", requestId, bytesOf(bytes)),
   pageFailed: async (_id, { requestId, reason }) => call("page_failed", requestId, String(reason)),
   reset: async () => { call("reset"); return null; },

@@ -118,6 +118,14 @@ def test_a_deep_link_into_old_history_asks_once_for_the_page_that_holds_it(viewe
     page.wait_for_timeout(600)  # longer than the URL's follow delay
     assert page.evaluate("() => location.hash") == f"#session=three-hundred&seq={target}"
     assert page.locator("[role=alert]").is_hidden()  # nothing to say: it landed
+    # A seq between two rows (the URL the page writes while scrolling can be 35.5) lands on the row before it.
+    asked = len(_page_requests(viewer, "three-hundred"))
+    page.evaluate("(seq) => { location.hash = `session=three-hundred&seq=${seq}`; }", seqs[1] + 0.5)
+    page.wait_for_function("(seq) => document.querySelector('#transcript article.is-target')?.dataset.seq"
+                           " == String(seq)", arg=seqs[1], timeout=60_000)
+    older = _page_requests(viewer, "three-hundred")[asked:]
+    assert len(older) == 1 and f"fromSeq={seqs[1]}&" in older[0] + "&", older
+    assert page.locator("[role=alert]").is_hidden()
 
 
 def test_a_deep_link_past_the_page_limit_says_how_far_it_got(viewer: Viewer) -> None:
