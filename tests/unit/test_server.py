@@ -93,6 +93,19 @@ def test_page_with_through_and_before(client: TestClient, root: Path) -> None:
     assert response.content == encode(page_value(events, 300, 200, 3))
 
 
+def test_page_from_seq_reaches_back_to_it_in_one_answer(client: TestClient, root: Path) -> None:
+    """A deep link's page: ``fromSeq`` takes the page back to the message at or before it, ``maxMessages`` the cap."""
+    events = list(expand_records(read_session(root / "alpha.jsonl").records))
+    params = {"throughSeq": 300, "beforeSeq": 250, "maxMessages": 1_000, "fromSeq": 40}
+    response = client.get("/api/sessions/alpha/page", params=params)
+    assert response.content == encode(page_value(events, 300, 250, 1_000, 40))
+    first = decode_page(response.content).records[0]
+    first_seq = first.event.seq if hasattr(first, "event") else first.seq
+    assert first_seq <= 40 < 250
+    nearer = client.get("/api/sessions/alpha/page", params={**params, "fromSeq": 200})
+    assert len(response.content) > len(nearer.content)
+
+
 def test_nested_id(client: TestClient) -> None:
     assert client.get("/api/sessions/nested/beta/page").status_code == 200
 
@@ -104,6 +117,8 @@ def test_nested_id(client: TestClient) -> None:
     ({"maxMessages": 0}, "maxMessages"),
     ({"maxMessages": "many"}, "maxMessages"),
     ({"throughSeq": "1.5"}, "throughSeq"),
+    ({"fromSeq": "35.5"}, "fromSeq"),
+    ({"fromSeq": -1}, "fromSeq"),
 ])
 def test_bad_page_requests_are_400_with_a_message(client: TestClient, query: dict[str, Any], field: str) -> None:
     response = client.get("/api/sessions/alpha/page", params=query)
