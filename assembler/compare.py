@@ -2,12 +2,13 @@
 and, per aligned turn and for the whole session, what differs.
 
 Rules: computed from the view nodes only (never by re-reading a log; packed rows are never expanded); pure. A turn
-is the nodes of one ``location.turn`` (nodes outside any turn are left out). Turns are aligned by their prompt texts
-(``difflib.SequenceMatcher``, no junk heuristic): equal prompts are matched ``same-prompt``, inside a replaced block
-turns are paired by position (``position``), the rest are ``only-a``/``only-b``. A turn without a user prompt never
-matches by text. Tokens come only from the turn tails' recorded usage (``TurnTailData.usage``) and durations only
-from a tail that records one (``durationMs``): never rebuilt from times. A tool call failed by ``failed`` (the edge
-passes ``render.toolrows.tool_error``; by default an error status or an error result).
+is the nodes of one ``location.turn`` (nodes outside any turn are left out); its prompt is the text of its first
+user input message. Turns are aligned by their prompt texts (``difflib.SequenceMatcher``, no junk heuristic): equal
+prompts are matched ``same-prompt``, inside a replaced block turns are paired by position (``position``), the rest
+are ``only-a``/``only-b``. Turns without a user prompt match each other (``prompt`` null on both sides), never a
+prompt. Tokens come only from the turn tails' recorded usage (``TurnTailData.usage``; a turn without a tail has
+none) and durations only from a tail that records one (``durationMs``): never rebuilt from times. A tool call failed
+by ``failed`` (the edge passes ``render.toolrows.tool_error``; by default an error status or an error result).
 
 The JSON of a ``Comparison`` (``msgspec.json.encode``; keys in this order, every key always present, ``null`` where
 a value is not recorded or does not apply)::
@@ -328,14 +329,17 @@ def _last_final(facts: Sequence[_Facts]) -> str | None:
     return None
 
 
+_NO_PROMPT = ("no-prompt",)
+
+
 def compare(nodes_a: Iterable[ViewNode], nodes_b: Iterable[ViewNode], *,
             failed: Callable[[ToolData], bool] = default_failed) -> Comparison:
     """The comparison of two sessions' chat view nodes (A the reference, B the other): see the module docstring."""
     facts_a = [_facts(t, failed) for t in turns_of(nodes_a)]
     facts_b = [_facts(t, failed) for t in turns_of(nodes_b)]
-    # A turn without a prompt gets a key no other turn has: it is paired by position only.
-    keys_a = [f.side.prompt if f.side.prompt is not None else ("no-prompt", "a", k) for k, f in enumerate(facts_a)]
-    keys_b = [f.side.prompt if f.side.prompt is not None else ("no-prompt", "b", k) for k, f in enumerate(facts_b)]
+    # Turns without a prompt (a background report, a continuation) match each other, never a prompt's text.
+    keys_a = [f.side.prompt if f.side.prompt is not None else _NO_PROMPT for f in facts_a]
+    keys_b = [f.side.prompt if f.side.prompt is not None else _NO_PROMPT for f in facts_b]
     turns = [_pair(index, match, None if i is None else facts_a[i], None if j is None else facts_b[j])
              for index, (match, i, j) in enumerate(_align(keys_a, keys_b))]
     matches = [t.match for t in turns]
