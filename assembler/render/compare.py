@@ -21,7 +21,7 @@ from ..views import NodeDisplay, ViewNode
 from .document import render_article, static_page
 from .markdown import escape
 from .markdown_export import fenced, md_text
-from .texts import duration_text
+from .texts import duration_text, plural
 
 __all__ = ["render_comparison_html", "render_comparison_markdown", "MATCH_LABELS"]
 
@@ -95,6 +95,14 @@ def _prompt(t: TurnComparison) -> list[tuple[str, str]]:
             for name, side in (("A", t.a), ("B", t.b)) if side is not None]
 
 
+def _counts(comparison: Comparison) -> str:
+    s = comparison.session
+    c = s.turns
+    aspects = f" ({', '.join(s.differences)})" if s.differences else ""
+    return (f"{plural(c.samePrompt, 'turn')} with the same prompt, {c.position} paired by position, {c.onlyA} only "
+            f"in A, {c.onlyB} only in B; {plural(c.differing, 'turn')} differ{aspects}.")
+
+
 # ---- HTML
 
 def _table_html(rows: Iterable[Row], head: tuple[str, str, str]) -> str:
@@ -154,11 +162,8 @@ def render_comparison_html(comparison: Comparison, *, title: str, label_a: str, 
     """The comparison as one self-contained static page (``label_a``/``label_b`` name the two sides)."""
     s = comparison.session
     groups_a, groups_b = _by_turn(nodes_a), _by_turn(nodes_b)
-    c = s.turns
     head = [f"<p><strong>A:</strong> {escape(label_a)}<br><strong>B:</strong> {escape(label_b)}</p>",
-            f"<p>{c.samePrompt} turns with the same prompt, {c.position} paired by position, {c.onlyA} only in A, "
-            f"{c.onlyB} only in B; {c.differing} differ"
-            + (f" ({escape(', '.join(s.differences))})" if s.differences else "") + ".</p>",
+            f"<p>{escape(_counts(comparison))}</p>",
             _table_html(_rows(s.a, s.b), ("Session", "A", "B"))]
     if s.tools:
         head.append(_table_html(_tool_rows(s.tools), ("Tool", "A", "B")))
@@ -245,11 +250,8 @@ def _turn_md(t: TurnComparison) -> str:
 def render_comparison_markdown(comparison: Comparison, *, title: str, label_a: str, label_b: str) -> str:
     """The comparison as one Markdown document."""
     s = comparison.session
-    c = s.turns
     parts = [f"# {_cell(title)}", f"- **A:** {_cell(label_a)}\n- **B:** {_cell(label_b)}",
-             f"{c.samePrompt} turns with the same prompt, {c.position} paired by position, {c.onlyA} only in A, "
-             f"{c.onlyB} only in B; {c.differing} differ" + (f" ({', '.join(s.differences)})" if s.differences
-                                                              else "") + ".",
+             _cell(_counts(comparison)),
              _table_md(_rows(s.a, s.b), ("Session", "A", "B"))]
     if s.tools:
         parts.append(_table_md(_tool_rows(s.tools), ("Tool", "A", "B")))

@@ -4,6 +4,7 @@ diff (``assembler.textdiff``), and ``transcript-assembler compare`` on real fixt
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -318,3 +319,19 @@ def test_cli_bad_input_names_the_line_and_still_compares(tmp_path: Path,
     assert main(["compare", str(good), str(good), "-o", str(tmp_path / "x.txt")]) == 2
     assert main(["compare", str(good), str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "y.json")]) == 1
     assert not (tmp_path / "y.json").exists()
+
+
+def test_renderings_escape_what_the_logs_say() -> None:
+    from assembler.render.compare import render_comparison_html, render_comparison_markdown
+
+    a = session(("<b>bold</b> & *stars*", "<img src=x onerror=alert(1)> one", [("c1", "<tool>", '{"q": "<i>"}')]))
+    b = session(("<b>bold</b> & *stars*", "<img src=x onerror=alert(1)> two", [("c1", "<tool>", '{"q": "<u>"}')]))
+    c = compare(a, b)
+    assert c.turns[0].differences == ["arguments", "finalText"]
+    page = render_comparison_html(c, title="<t>", label_a="<a>", label_b="<b2>", nodes_a=a, nodes_b=b)
+    for raw in ("<img", "<b>bold", "<tool>", "<i>", "<t>", "<a>", "<b2>"):
+        assert raw not in page, raw
+    assert "&lt;img src=x onerror=alert(1)&gt; " in page and "<del>one</del><ins>two</ins>" in page
+    md = render_comparison_markdown(c, title="<t>", label_a="<a>", label_b="<b2>")
+    assert re.search(r"(?<!\\)<(img|b>|t>|a>)", md) is None  # escaped as \< or &lt; everywhere
+    assert "~~one~~**two**" in md and r"\*stars\*" in md
