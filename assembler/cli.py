@@ -25,6 +25,7 @@ __all__ = ["COMMANDS", "main", "build_parser"]
 COMMANDS: dict[str, str] = {
     "assemble": "assemble",
     "export": "export",
+    "compare": "compare",
     "unpack": "files",
     "pack": "files",
     "stats": "files",

@@ -89,15 +89,16 @@ def report_problems(path: str, result: LoadResult) -> None:
             sys.stderr.write(f"{path}: error: {error}\n")
 
 
-def load(path: str, *, strict: bool = False, report: bool = True, pack_deltas: bool = False) -> LoadResult | None:
+def load(path: str, *, strict: bool = False, report: bool = True, pack_deltas: bool = False,
+         session: str | None = None) -> LoadResult | None:
     """Read a session in any format of ``assembler.formats`` (ours in JSONL, ``.jsonl.zst`` or SQLite, or another
     harness's log, chosen from the content); print warnings and the fault (``file:line: error: message``) unless
     ``report`` is false. None when the file cannot be used at all. ``pack_deltas``: runs of delta lines are held as
     rows (``page`` and ``export``, which repack what they read anyway, so an unpacked log is held as one row per
-    block, not one object per delta)."""
+    block, not one object per delta). ``session``: the session of a file holding several (default ``--session``)."""
     try:
         result = load_any(path, strict=strict, progress=Progress(f"reading {path}"), max_line_bytes=max_line_bytes(),
-                          key=session_key(), pack_deltas=pack_deltas)
+                          key=session if session is not None else session_key(), pack_deltas=pack_deltas)
     except OSError as exc:
         error(path, reason_of(exc))
         return None

@@ -18,6 +18,7 @@ Displays = Mapping[str, NodeDisplay]
 __all__ = [
     "render_article",
     "render_document",
+    "static_page",
 ]
 
 
@@ -58,7 +59,13 @@ def render_sections(sections: Iterable[tuple[str, Iterable[ViewNode], Displays |
     return _page(title, "", "".join(parts))
 
 
-def _page(title: str, notice: str, body: str) -> str:
+def static_page(title: str, body: str, *, notice: str = "", extra_css: str = "") -> str:
+    """A complete static page around ``body`` (HTML): the export's head (inline stylesheet plus ``extra_css``, the
+    CSP with no script), ``title`` as its heading, ``notice`` (HTML) above the body."""
+    return _page(title, notice, body, extra_css)
+
+
+def _page(title: str, notice: str, body: str, extra_css: str = "") -> str:
     csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
     return (
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -70,7 +77,7 @@ def _page(title: str, notice: str, body: str) -> str:
         # finds them); printed, every row is laid out.
         "article.node { content-visibility: auto; contain-intrinsic-size: auto 5rem; }\n"
         "@media print { article.node { content-visibility: visible; } }\n"
-        "</style>\n</head>\n<body>\n"
+        f"{extra_css}</style>\n</head>\n<body>\n"
         f'<header><h1 class="export-title">{escape(title)}</h1></header>\n{notice}'
         f'<main class="transcript">\n{body}</main>\n</body>\n</html>\n'
     )
