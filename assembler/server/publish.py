@@ -10,7 +10,10 @@ Rules:
 * The catalog is ``serve``'s list answer with one change: an entry's ``path`` is the file's path under the
   published folder (``NAME/sub/file.jsonl``), never the publisher's absolute path.
 * The viewer is the built site (``build/site``) with ``site_paths.MARKER`` in its ``index.html``.
-* Republishing rewrites only the sessions whose source changed: the manifest (``site.json``) keeps each session's
+* The manifest (``site.json``) holds the format version (``scheme``), the tool's version, the page size, the URL
+  scheme as path templates (``layout``: ``site_paths.LAYOUT``), when the site last changed (``generated``), the
+  viewer's files and, per session, its source file, fingerprint and files (first page, older pages, whole session).
+* Republishing rewrites only the sessions whose source changed: the manifest keeps each session's
   fingerprint (``site_files.fingerprint`` of its file, its sidecar and the older files of its Claude Code project,
   whose records it does not show again, plus the scheme and tool version) and its files. Order: viewer files and
   session files first, then the manifest, then the catalog (each written whole and renamed), then files no longer
@@ -26,6 +29,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +42,7 @@ from .app import list_entries, page_answer
 from .catalog import FileMeta
 from .registry import SessionRegistry
 from .site_files import fingerprint, remove_file, write_file
-from .site_paths import ALL_MESSAGES, CATALOG, MANIFEST, MARKER, PAGE_SIZE, SESSIONS, site_path
+from .site_paths import ALL_MESSAGES, CATALOG, LAYOUT, MANIFEST, MARKER, PAGE_SIZE, SESSIONS, site_path
 
 __all__ = ["PublishError", "Report", "publish"]
 
@@ -117,6 +121,17 @@ def _copy_viewer(static: Path, out: Path, old: dict[str, Any]) -> tuple[dict[str
         data = src.read_bytes()
         written += write_file(out / rel, _marked(data) if rel == "index.html" else data)
     return prints, written
+
+
+def _generated(old: dict[str, Any], manifest: dict[str, Any], report: Report) -> str:
+    """When the site last changed (UTC, ISO 8601): the old manifest's time when this publish changed nothing, so an
+    unchanged site is not written again."""
+    kept = old.get("generated")
+    unchanged = (report.rewritten == 0 and report.viewer_written == 0 and type(kept) is str
+                 and {**old, "generated": None} == {**manifest, "generated": None})
+    if unchanged:
+        return str(kept)
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _shown_path(registry: SessionRegistry, path: Path) -> str:
@@ -238,8 +253,9 @@ async def publish(paths: list[str], out: Path, *, static_dir: Path, max_line_byt
         catalog.append({**entry, "path": _shown_path(registry, meta.path)})
     report.sessions = len(catalog)
 
-    manifest = {"site": _SITE, "scheme": SCHEME, "tool": __version__, "pageSize": PAGE_SIZE, "viewer": viewer,
-                "sessions": sessions}
+    manifest = {"site": _SITE, "scheme": SCHEME, "tool": __version__, "pageSize": PAGE_SIZE, "layout": LAYOUT,
+                "viewer": viewer, "sessions": sessions}
+    manifest["generated"] = _generated(old, manifest, report)
     write_file(out / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True).encode())
     write_file(out / CATALOG, encode({"sessions": catalog}))  # last: the swap readers see
 

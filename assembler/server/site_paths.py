@@ -17,6 +17,9 @@ grows, so every page the viewer asks for is read through it), ``ALL`` the page's
 need no percent-encoding on any host or object store, no id nests inside another's folder, and no segment is ``.``,
 ``..`` or hidden. Every path is relative to the site's folder (the site works under any sub-path).
 
+The same scheme as data is ``LAYOUT`` (path templates, ``{dir}`` and ``{beforeSeq}`` filled in); ``publish`` writes
+it into the site's manifest (``site.json``) and ``site_path`` fills it in, so the two never disagree.
+
 Rules: pure functions of their arguments (no I/O); ``site_path`` answers None for a request the site has no file
 for.
 """
@@ -25,7 +28,8 @@ from __future__ import annotations
 
 from ..history import DEFAULT_MAX_MESSAGES
 
-__all__ = ["ALL_MESSAGES", "CATALOG", "MANIFEST", "MARKER", "PAGE_SIZE", "SESSIONS", "session_dir", "site_path"]
+__all__ = ["ALL_MESSAGES", "CATALOG", "LAYOUT", "MANIFEST", "MARKER", "PAGE_SIZE", "SESSIONS", "session_dir",
+           "site_path"]
 
 PAGE_SIZE = DEFAULT_MAX_MESSAGES
 """Messages per page: the server's default, and the page's (``web/config.mjs: PAGE_SIZE``)."""
@@ -36,6 +40,15 @@ MANIFEST = "site.json"
 SESSIONS = "sessions"
 MARKER = '<meta name="transcript-assembler-site" content="published">'
 """What ``publish`` adds to the viewer's ``index.html``: the page reads its sessions from the site's files."""
+
+LAYOUT: dict[str, str] = {
+    "catalog": CATALOG,
+    "first": f"{SESSIONS}/{{dir}}/page.json",
+    "older": f"{SESSIONS}/{{dir}}/page-{{beforeSeq}}.json",
+    "all": f"{SESSIONS}/{{dir}}/all.json",
+    "dir": "the session id, every UTF-8 byte outside A-Z a-z 0-9 . _ - (and a leading .) written ~XX",
+}
+"""The scheme as path templates (see the module doc), relative to the site's folder."""
 
 _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
@@ -60,9 +73,11 @@ def site_path(kind: str, sid: str | None = None, *, before: int | None = None,
         return CATALOG
     if kind != "page" or not sid:
         return None
-    base = f"{SESSIONS}/{session_dir(sid)}"
+    folder = session_dir(sid)
     if max_messages == ALL_MESSAGES and before is None:
-        return f"{base}/all.json"
+        return LAYOUT["all"].format(dir=folder)
     if max_messages != PAGE_SIZE:
         return None
-    return f"{base}/page.json" if before is None else f"{base}/page-{before}.json"
+    if before is None:
+        return LAYOUT["first"].format(dir=folder)
+    return LAYOUT["older"].format(dir=folder, beforeSeq=before)

@@ -33,6 +33,8 @@ from tests.unit.test_server import write_log
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL = "http://127.0.0.1"
 EVAL = "inspect/UKGovernmentBEIS+inspect_ai@499e615/tests/log/test_eval_log/log_formats.eval"
+OURS = "../deepseek-harness/examples/headless-agent/tests/snapshots/compaction-recovery/session.jsonl"
+"""A real log of our own format (a compaction in it); beside ``interop`` under the shared fixtures."""
 
 
 def make_viewer(tmp: Path) -> Path:
@@ -47,7 +49,7 @@ def make_viewer(tmp: Path) -> Path:
 
 def sessions_folder(tmp: Path) -> Path:
     """Generated sessions (one of several pages), a damaged one, a real Claude Code project (parent, subagent,
-    inline sidechains) and a real Inspect log holding a sample."""
+    inline sidechains), a real log of our own format and a real Inspect log holding a sample."""
     root = claude_projects(tmp / "home")  # .../projects
     write_log(root / "gen" / "big.jsonl", 3000)
     write_log(root / "gen" / "small.jsonl", 60, seed=3, title="Small one")
@@ -56,6 +58,8 @@ def sessions_folder(tmp: Path) -> Path:
     lines = bad.read_bytes().split(b"\n")
     bad.write_bytes(b"\n".join([*lines[:3], b"{not json", *lines[3:]]))
     shutil.copy(interop_file(EVAL), root / "gen" / "log_formats.eval")
+    (root / "ours").mkdir()
+    shutil.copy(interop_file(OURS), root / "ours" / "compaction.jsonl")
     return root
 
 
@@ -93,7 +97,11 @@ def test_pages_and_catalog_are_serves_answers(site: tuple[Path, Path, Path, str]
     assert f"-src-experiments-claude_p/{PARENT}/subagents/{AGENT}" in ids  # the subagent, by the server's id
     assert any(e.get("parentSession") for e in published)  # and its link to its parent
     assert any(i.startswith("gen/log_formats/") for i in ids)  # an Inspect sample: FILE_ID/KEY
+    assert "ours/compaction" in ids  # the real log of our own format
     manifest = json.loads((out / MANIFEST).read_bytes())
+    assert manifest["layout"]["older"].format(dir=session_dir("gen/big"), beforeSeq=7) == site_path(
+        "page", "gen/big", before=7)  # the manifest's templates are the scheme site_path answers by
+    assert manifest["generated"].endswith("Z") and manifest["scheme"] == 1
     chained = 0
     for entry in published:
         sid = entry["id"]
@@ -111,10 +119,14 @@ def test_pages_and_catalog_are_serves_answers(site: tuple[Path, Path, Path, str]
             assert (out / str(path)).read_bytes() == answer.content, (sid, before)
             expected.append(path)
             page = decode_page(answer.content)
+            assert page.records and record_range(page.records[-1])[1] == before - 1, (sid, before)  # no gap
             chained += 1
         whole = client.get(base, params={"throughSeq": last, "maxMessages": ALL_MESSAGES}).content
         expected.append(site_path("page", sid, max_messages=ALL_MESSAGES))
         assert (out / str(expected[-1])).read_bytes() == whole, sid
+        everything = decode_page(whole).records
+        if everything:  # the chain reaches back to the session's first record
+            assert page.records and record_range(page.records[0])[0] == record_range(everything[0])[0], sid
         assert manifest["sessions"][sid]["files"] == expected
     assert chained >= 2  # the big session has Load-older pages
     on_disk = {p.relative_to(out).as_posix() for p in (out / "sessions").rglob("*.json")}
@@ -218,6 +230,29 @@ def test_republish_rewrites_only_changed_sessions(site: tuple[Path, Path, Path, 
     assert not (out / small_dir).exists()
     assert "gen/small" not in {e["id"] for e in catalog(out)}
     assert "gen/small" not in json.loads((out / MANIFEST).read_bytes())["sessions"]
+
+
+def test_republish_sees_a_change_that_keeps_size_and_mtime(site: tuple[Path, Path, Path, str],
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """The fingerprint hashes the whole file: an edit in the middle of a file, its size and mtime restored (``cp -p``,
+    ``rsync -t``), is still a change."""
+    root, out, static, _ = site
+    wide = root / "gen" / "wide.jsonl"
+    write_log(wide, 8000, seed=5)
+    code, text, _ = publish(root, out, static, capsys)
+    assert code == 1 and "1 written" in text, text  # the new session only
+    data = wide.read_bytes()
+    at = data.find(b'"text":"question ', len(data) // 2) + len(b'"text":"')
+    assert 64 << 10 < at < len(data) - (64 << 10)  # far from both ends of the file
+    st = wide.stat()
+    wide.write_bytes(data[:at] + b"Q" + data[at + 1:])
+    os.utime(wide, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (wide.stat().st_size, wide.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    code, text, _ = publish(root, out, static, capsys)
+    assert code == 1 and "1 written" in text, text
+    edited = data[at:data.index(b'"', at) + 1].replace(b"q", b"Q", 1)
+    whole = (out / str(site_path("page", "gen/wide", max_messages=ALL_MESSAGES))).read_bytes()
+    assert edited in whole and data[at:data.index(b'"', at) + 1] not in whole
 
 
 def test_output_folder_checks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
