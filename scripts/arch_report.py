@@ -36,6 +36,7 @@ PARTS: dict[str, str] = {
     "assembler.formats": "Records",
     "assembler.facts": "Records",
     "assembler.text": "Records",
+    "assembler.textdiff": "Records",
     "assembler.interop": "Readers",
     "assembler.session": "Session",
     "assembler.surface": "Session",

@@ -88,11 +88,14 @@ def test_the_viewer_lays_the_token_out_in_bounded_runs_slice_after_slice(viewer:
     try:
         selector = "#transcript article[data-key] .show-more"
         timings = []
+        shown = "() => document.querySelector('#transcript').textContent.length"
         for _ in range(3):  # the first slice, then two more behind "Show more"
             page.wait_for_selector(selector)
+            before = page.evaluate(shown)
             started = page.evaluate("() => performance.now()")
             page.click(selector)
-            page.wait_for_function("() => !document.documentElement.dataset.busy")
+            # the next slice is in (not merely the click taken): a loaded machine answers late
+            page.wait_for_function(f"(n) => ({shown})() > n && !document.documentElement.dataset.busy", arg=before)
             timings.append(page.evaluate("(t0) => { document.body.getBoundingClientRect(); "
                                          "return performance.now() - t0; }", started))
         shape = page.evaluate(MEASURE, "#transcript")

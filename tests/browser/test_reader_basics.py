@@ -20,6 +20,7 @@ def test_the_search_box_keeps_the_focus(viewer: Viewer) -> None:
     page = viewer.page
     assert viewer.open_file(viewer.add_file("forty.jsonl", long_session("forty", 40)), all=True)["error"] is None
     theme = page.get_attribute("html", "data-theme")
+    page.fill("#search", "")  # an earlier test's query would prefix ours
     page.click("#search")
     page.keyboard.type("Answer")
     page.wait_for_function("() => /of \\d+/.test(document.getElementById('search-count').textContent)")

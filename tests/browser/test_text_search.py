@@ -31,6 +31,7 @@ def test_a_text_hit_opens_its_session_at_the_row_marked(viewer: Viewer) -> None:
     (served.sessions / "textsearch-a.jsonl").write_bytes(long_session("textsearch-a", None))
     (served.sessions / "textsearch-b.jsonl").write_bytes(long_session("textsearch-b", AT))
     page = viewer.page
+    page.fill("#session-filter", "")  # an earlier test's filter would hide the new files
     page.click("#refresh-sessions")
     page.wait_for_selector("#session-list button[data-id='textsearch-b']")
     page.evaluate("() => { location.hash = 'session=textsearch-a'; }")
