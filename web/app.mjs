@@ -223,6 +223,16 @@ initLatest();
 initRowTools(els.transcript);
 els.older.addEventListener("click", () => void loadOlder());
 els.showEvents.addEventListener("change", () => { view.setShowEvents(els.showEvents.checked); hooks.eventsToggled(); });
+// The ⋯ menu's stand-ins for the toolbar controls a narrow screen hides: each clicks the control it names.
+for (const item of document.querySelectorAll("#more-items [data-proxy]")) {
+  const target = document.getElementById(/** @type {HTMLElement} */ (item).dataset.proxy || "");
+  item.addEventListener("click", () => {
+    target?.click();
+    item.closest("details")?.removeAttribute("open");
+  });
+}
+const eventsItem = document.querySelector('#more-items [data-proxy="show-events"]');
+els.showEvents.addEventListener("change", () => eventsItem?.setAttribute("aria-pressed", String(els.showEvents.checked)));
 
 // The shell first: the list and a #session=ID link open now, while Python boots in the background.
 setBootStage("runtime", "loading the Python runtime");

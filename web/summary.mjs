@@ -19,10 +19,11 @@ function plural(n, noun) {
 }
 
 /**
- * A token count, short from ten thousand on ("12.3K").
+ * A token count, short from ten thousand on ("12.3K", "4.2M"), as render/texts.py: token_count_text writes it.
  * @param {number} n
  */
 export function tokenCount(n) {
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
   return n >= 10000 ? `${(n / 1000).toFixed(1)}K` : formatCount(n);
 }
 

@@ -138,6 +138,7 @@ export class TranscriptView {
     if (!text && !document.getElementById("session-summary")) return;
     const el = this._summaryElement();
     el.textContent = text;
+    el.title = text; // the header shows one line, cut with an ellipsis when narrow: the whole line on hover
     el.hidden = !text;
     if (summary) el.dataset.recordedTimes = String(Boolean(summary.recordedTimes));
   }

@@ -276,9 +276,11 @@ def duration_text(ms: Any) -> str:
 
 
 def token_count_text(n: Any) -> str:
-    """A token count as "9,876" or "12.3K"; "?" when it is not a number."""
+    """A token count as "9,876", "12.3K" or "4.2M"; "?" when it is not a number."""
     if type(n) not in (int, float):
         return "?"
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
     if n >= 10_000:
         return f"{n / 1000:.1f}K"
     return f"{n:,.0f}"

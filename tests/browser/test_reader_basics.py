@@ -54,7 +54,7 @@ def test_the_alert_stays_in_view_until_dismissed(viewer: Viewer) -> None:
         header = page.locator(".app-header").bounding_box()
         assert header is not None and box["y"] >= header["y"] + header["height"] - 1  # under the header, not behind
         page.screenshot(path=f"build/screenshots/alert-{width}.png")
-    page.set_viewport_size({"width": 1280, "height": 800})
+    page.set_viewport_size({"width": 1200, "height": 900})  # the fixture's size
     line = data.count(b"\n")  # the broken last line
     assert alert.inner_text().startswith(f"damaged-end.jsonl, line {line}: invalid JSON")
     page.click("[role=alert] .alert-dismiss")
@@ -170,3 +170,37 @@ def test_a_served_session_opened_at_its_end_shows_its_alert(viewer: Viewer) -> N
         page.screenshot(path=f"build/screenshots/served-alert-{width}.png")
     page.get_by_role("button", name="Dismiss these messages").click()
     assert alert.is_hidden()
+    page.set_viewport_size({"width": 1200, "height": 900})  # the fixture's size
+
+
+def test_the_header_stays_small_and_hides_nothing(viewer: Viewer) -> None:
+    """The sticky header (issue 22 item 6) was three rows at 1024 px (166 px) and 305 px on a 390 px phone; it is
+    now one band at 1440, two rows at 1024 and three on a phone, whose hidden toolbar controls are in the ⋯ menu."""
+    page = viewer.page
+    data = long_session("header-height-with-a-long-session-title-that-goes-on", 30)
+    assert viewer.open_file(viewer.add_file("header-height.jsonl", data))["error"] is None
+    heights = {}
+    try:
+        for width, most in ((1440, 70), (1024, 110), (390, 140)):
+            page.set_viewport_size({"width": width, "height": 844})
+            heights[width] = page.evaluate("() => document.querySelector('.app-header').getBoundingClientRect().height")
+            assert heights[width] <= most, heights
+            assert page.is_visible("#search") and page.is_visible("#export-menu > summary")
+            assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth + 1")
+            summary = page.locator("#session-summary")
+            assert summary.is_visible() and summary.get_attribute("title") == summary.inner_text()
+        # On the phone the Open, Events and theme controls are the ⋯ menu's stand-ins, and they work.
+        assert not page.is_visible("#open-file") and not page.is_visible("label.toggle:has(#show-events)")
+        page.click("#more-menu > summary")
+        events = page.locator('#more-items [data-proxy="show-events"]')
+        assert page.locator('#more-items [data-proxy="open-file"]').is_visible() and events.is_visible()
+        before = page.is_checked("#show-events")
+        events.click()
+        assert page.is_checked("#show-events") is not before
+        assert events.get_attribute("aria-pressed") == str(not before).lower()
+        assert page.get_attribute("#more-menu", "open") is None  # the menu closed behind the choice
+        page.click("#more-menu > summary")
+        events.click()  # back as it was
+        assert page.is_checked("#show-events") is before
+    finally:
+        page.set_viewport_size({"width": 1200, "height": 900})  # the fixture's size
