@@ -370,8 +370,17 @@ class ToolSubcall(Struct, frozen=True, omit_defaults=True):
     blocks: list[BlockView] | UnsetType = UNSET
 
 
+class ToolApproval(Struct, frozen=True, omit_defaults=True):
+    """The approval a call waited for: the ``approval/asked`` naming its ``callId`` (seq, reason). The decision is
+    the approval row's own (``approval/decided`` names only the approval, not the call)."""
+
+    seq: int
+    reason: str | UnsetType = UNSET
+
+
 class ToolData(Struct, frozen=True, omit_defaults=True):
-    """``tool`` node data; ``subcalls`` (an addition) are the nested calls of a code-mode program, in order."""
+    """``tool`` node data; ``subcalls`` (an addition) are the nested calls of a code-mode program, in order;
+    ``approval`` (an addition) the approval the call waited for."""
 
     kind: str
     callId: Any
@@ -383,6 +392,7 @@ class ToolData(Struct, frozen=True, omit_defaults=True):
     callSeq: int | None
     result: ToolResultView | UnsetType = UNSET
     subcalls: list[ToolSubcall] | UnsetType = UNSET
+    approval: ToolApproval | UnsetType = UNSET
 
 
 class NoticeData(Struct, frozen=True, omit_defaults=True):

@@ -4,7 +4,9 @@ Rules: the call starts the Context (id = ``callId``); the result updates it. A r
 window still yields a node (built from the stored Matches). Status is ``error`` for an ``isError`` result or a
 result with ``error``, ``done`` for any other result, ``interrupted`` when the step/turn closed without one, else
 ``running``. Both payload generations are read (PROTOCOL, "Payload generations"). A code-mode program's nested calls
-(``tool/code-dispatch-start``/``tool/code-dispatch``, by ``rootCallId``) update its row as ``subcalls``.
+(``tool/code-dispatch-start``/``tool/code-dispatch``, by ``rootCallId``) update its row as ``subcalls``. An
+``approval/asked`` naming the call (``callId``) updates its row as ``approval`` (the call waited for a person), so the
+row says so where the call is; an approval alone never makes a row.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 from msgspec import UNSET, UnsetType
 
 from assembler.definition import Context, Definition, Match, Reader, Role, node_location
-from assembler.views import ToolData, ToolResultView, ToolSubcall, ViewNode
+from assembler.views import ToolApproval, ToolData, ToolResultView, ToolSubcall, ViewNode
 
 from ._blocks import content_views
 from ._common import closed_boundary, data_of, is_append, message_of
@@ -64,10 +66,13 @@ class Tool(Definition):
 
     kind = "tool"
     target = "chat"
-    event_types = frozenset({"tool/call", "tool/result", *_DISPATCH})
+    event_types = frozenset({"tool/call", "tool/result", "approval/asked", *_DISPATCH})
 
     def match(self, event: Any) -> tuple[str, Role] | None:
         data = data_of(event)
+        if event.type == "approval/asked":
+            call_id = data.get("callId")
+            return (call_id, "update") if type(call_id) is str else None
         if event.type in _DISPATCH:
             root = data.get("rootCallId")
             return (root, "update") if type(root) is str and type(data.get("subCallId")) is str else None
@@ -110,9 +115,14 @@ class Tool(Definition):
         first = call if call is not None else result
         assert first is not None
         fdata = data_of(first.event)
+        asked = next((m for m in context.matches if m.event.type == "approval/asked"), None)
+        approval: ToolApproval | UnsetType = UNSET
+        if asked is not None:
+            reason = data_of(asked.event).get("reason")
+            approval = ToolApproval(seq=asked.seq, reason=reason if type(reason) is str and reason else UNSET)
         out = ToolData(kind="tool", callId=context.id, name=cdata.get("name"), arguments=cdata.get("arguments"),
                        turn=fdata.get("turn"), step=fdata.get("step"), status=status,
                        callSeq=call.seq if call is not None else None, result=rview,
-                       subcalls=subcalls or UNSET)
+                       subcalls=subcalls or UNSET, approval=approval)
         return ViewNode(key=context.key, kind=self.kind, id=context.id, target="chat", anchorSeq=first.seq,
                         location=node_location(first.location), data=out)

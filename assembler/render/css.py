@@ -95,6 +95,8 @@ details.think { content-visibility: auto; contain-intrinsic-size: auto 2.2rem; }
 .tool-result.is-error .plain-pre { color: var(--error-fg); }
 .badge { font-size: 0.75rem; border: 1px solid var(--border); border-radius: 999px; padding: 0 0.4rem; }
 .badge-error { color: var(--error-fg); border-color: var(--error-fg); }
+.approval-badge { color: var(--warn-fg); border-color: var(--warn-fg); }
+.tool-approval { margin: 0.3rem 0; font-size: 0.85rem; color: var(--warn-fg); }
 .notice { font-size: 0.9rem; color: var(--muted); border-left: 3px solid var(--border); padding: 0.2rem 0.6rem; }
 .notice-error, .notice-interrupted { color: var(--error-fg); border-left-color: var(--error-fg); }
 .notice-retry, .notice-max-tokens { color: var(--warn-fg); border-left-color: var(--warn-fg); }

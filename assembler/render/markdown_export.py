@@ -49,6 +49,7 @@ from .texts import (
     usage_parts,
 )
 from .toolbodies import tool_text_parts
+from .toolrows import approval_text
 from .tools import tool_summary
 
 __all__ = ["render_markdown", "md_text", "fenced"]
@@ -103,6 +104,10 @@ def _tool(data: ToolData) -> str:
     elif data.status in ("running", "interrupted"):
         summary += f" ({data.status})"
     parts = []
+    asked = approval_text(data)
+    if asked is not None:
+        summary += " (needed approval)"
+        parts.append(md_text(asked))
     by_kind = tool_text_parts(data, result, error=error)
     if by_kind is not None:
         for label, text, lang in by_kind:

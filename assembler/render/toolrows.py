@@ -20,7 +20,7 @@ from .texts import blocks_text, tool_texts
 from .toolbodies import tool_kind_body
 from .tools import TOOL_ICONS, TRAILING_EXIT, result_view, subagent_label, tool_kind, tool_summary
 
-__all__ = ["shell_exit", "tool_error", "tool_row_html", "tool_section_html", "streamed_call_html"]
+__all__ = ["approval_html", "approval_text", "shell_exit", "tool_error", "tool_row_html", "tool_section_html", "streamed_call_html"]
 
 _DONE = frozenset({"done", "complete", "completed", "settled"})
 
@@ -145,9 +145,30 @@ def tool_row_html(node: ViewNode, data: ToolData, limit: int | None, lazy: bool)
         attrs = f' data-child-session="{escape(child)}"' if child is not None else ""
         attrs += f' data-subagent-label="{escape(label)}"' if label is not None else ""
         title += f' <span class="child-link"{attrs}></span>'
+    if data.approval is not UNSET:  # the call waited for a person: said on the row, why in the body
+        title += ' <span class="badge approval-badge">needed approval</span>'
+        body = approval_html(data) + body
     css = "tool tool-error" if error else "tool"
     return (f'<details class="{css}" data-block="0" data-tool-kind="{tool_kind(data.name)}"><summary>{title}'
             f'</summary>{body}</details>')
+
+
+def approval_html(data: ToolData) -> str:
+    """The line that says a call waited for approval, and why (the decision is the approval row's)."""
+    approval = data.approval
+    if approval is UNSET:
+        return ""
+    reason = f": {escape(approval.reason)}" if approval.reason is not UNSET else ""
+    return f'<p class="tool-approval">Asked for approval (seq {approval.seq}){reason}</p>'
+
+
+def approval_text(data: ToolData) -> str | None:
+    """``approval_html`` as plain text, for the Markdown export."""
+    approval = data.approval
+    if approval is UNSET:
+        return None
+    reason = f": {approval.reason}" if approval.reason is not UNSET else ""
+    return f"Asked for approval (seq {approval.seq}){reason}"
 
 
 def streamed_call_html(name: Any, args: Any) -> str:

@@ -9,6 +9,7 @@ import json
 import pytest
 from conversation_support import assemble_page, page
 from corpus import FIXTURES, require_corpus
+from msgspec import UNSET
 
 from assembler.display import displays_of
 from assembler.render import render_markdown, render_node, render_section
@@ -41,6 +42,32 @@ def test_approval_asked_and_decided() -> None:
             t, _ = chat(str(path.relative_to(FIXTURES)))
             outcomes.update(n.data.status for n in t.chat if n.kind == "approval")
     assert "rejected" in outcomes  # a refusal shows as such too
+
+
+def test_a_call_that_waited_for_approval_says_so_on_its_row() -> None:
+    """The tool row of a call an ``approval/asked`` names (``callId``) is marked and says why, in HTML and Markdown;
+    every approval with a call id in the corpus marks its call's row, and no row is made of an approval alone."""
+    require_corpus()
+    [(node, html)] = rows(f"{SNAP}/escalation-approved/session.jsonl", "tool")
+    assert node.data.approval is not UNSET and node.data.approval.seq < (node.data.result.seq)
+    summary = html.split("<summary>", 1)[1].split("</summary>", 1)[0]
+    assert "needed approval" in summary
+    assert "Asked for approval" in html and "escalate sandbox to danger-full-access" in html
+    t, _ = chat(f"{SNAP}/escalation-approved/session.jsonl")
+    assert "(needed approval)" in render_markdown(t.chat, title="x")
+    checked = 0
+    for path in FIXTURES.rglob("*.jsonl"):
+        raw = path.read_bytes()
+        if b"approval/asked" not in raw:
+            continue
+        asked = {json.loads(line)["data"].get("callId") for line in raw.splitlines()
+                 if b'"approval/asked"' in line}
+        t, _ = chat(str(path.relative_to(FIXTURES)))
+        marked = {n.data.callId for n in t.chat if n.kind == "tool" and n.data.approval is not UNSET}
+        calls = {n.data.callId for n in t.chat if n.kind == "tool"}
+        assert marked == {c for c in asked if type(c) is str} & calls, path
+        checked += 1
+    assert checked >= 3
 
 
 def test_goal_rows_follow_the_goal() -> None:
