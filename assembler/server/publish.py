@@ -18,6 +18,11 @@ Rules:
   whose records it does not show again, plus the scheme and tool version) and its files. Order: viewer files and
   session files first, then the manifest, then the catalog (each written whole and renamed), then files no longer
   listed are removed: a reader never sees a catalog naming a file that is not there yet, or no longer.
+* Secrets (``secrets_scan``): every page and list entry is made and scanned before anything is written (pages held
+  in memory up to ``HOLD_BYTES``, past that made again to be written). A finding, unless ``redacting``, refuses the
+  publish: ``Report.refused``, nothing written (no folder made, no viewer copied, the old site whole). With
+  ``redacting`` the secrets are published as markers; a session's manifest entry counts them (``redacted``), and a
+  redacted session is not kept by a publish without ``redacting``. The fingerprint includes the scan's rules.
 * A session whose parse stopped at a fault is published with its valid part (as ``serve`` shows it) and reported as
   ``FILE:LINE: error: message``; a session that cannot be published at all is reported and left out of the catalog.
   Either makes the command's exit status 1.
