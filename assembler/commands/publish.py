@@ -5,6 +5,12 @@ paths only; gzip/brotli variants beside each file; a republish rewrites only the
 swaps the catalog last). A session that fails to parse is reported as ``FILE:LINE: error: message`` and the rest are
 published; then the exit status is 1. A path that does not exist, an output folder that is not a published site
 (or lies inside a published path) and a missing viewer build are errors (status 2) before anything is written.
+
+Secrets (``server.secrets_scan``: API keys, tokens, private keys, found by detect-secrets in every page and list
+entry the site would hold) stop the publish: one ``FILE: error: session SID: seq N: KIND found`` line each (never the
+secret), status 1, and nothing is written (an existing site stays as it was). ``--redact`` publishes them replaced
+by ``[REDACTED:KIND]`` in the site's copy only (each listed as a ``warning: ... redacted`` line; the logs are not
+touched).
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ def register(sub: Any) -> None:
     p.add_argument("-o", "--output", required=True, metavar="SITE", help="the site's folder (made if missing)")
     p.add_argument("--static", default=None, metavar="DIR",
                    help="the viewer build to publish (default: the one serve serves)")
+    p.add_argument("--redact", action="store_true",
+                   help="publish the secrets found replaced by [REDACTED:KIND] (default: refuse, write nothing)")
     p.set_defaults(func=cmd_publish)
 
 
@@ -55,13 +63,21 @@ def cmd_publish(args: argparse.Namespace) -> int:
                          "run `make build` or pass --static DIR")
         return 2
     try:
-        report = asyncio.run(publish(list(args.paths), out, static_dir=static, max_line_bytes=max_line_bytes()))
+        report = asyncio.run(publish(list(args.paths), out, static_dir=static, max_line_bytes=max_line_bytes(),
+                                     redacting=args.redact))
     except PublishError as exc:
         sys.stderr.write(f"transcript-assembler: publish: {exc}\n")
         return 2
-    for line in report.errors:
+    for line in report.errors + report.findings:
         sys.stderr.write(line + "\n")
+    if report.refused:
+        sys.stderr.write(f"transcript-assembler: publish: {report.secrets} secret(s) found in "
+                         f"{report.secret_sessions} session(s); nothing was written (--redact publishes them "
+                         "redacted)\n")
+        return 1
     print(f"published {report.sessions} session(s) to {args.output}: {report.rewritten} written, "
           f"{report.unchanged} unchanged, {report.files_removed} old file(s) removed; viewer: "
-          f"{report.viewer_written} file(s) written", flush=True)
+          f"{report.viewer_written} file(s) written"
+          + (f"; {report.secrets} secret(s) redacted in {report.secret_sessions} session(s)" if report.secrets else ""),
+          flush=True)
     return 1 if report.errors else 0

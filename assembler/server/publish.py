@@ -18,6 +18,11 @@ Rules:
   whose records it does not show again, plus the scheme and tool version) and its files. Order: viewer files and
   session files first, then the manifest, then the catalog (each written whole and renamed), then files no longer
   listed are removed: a reader never sees a catalog naming a file that is not there yet, or no longer.
+* Secrets (``secrets_scan``): every page and list entry is made and scanned before anything is written (pages held
+  in memory up to ``HOLD_BYTES``, past that made again to be written). A finding, unless ``redacting``, refuses the
+  publish: ``Report.refused``, nothing written (no folder made, no viewer copied, the old site whole). With
+  ``redacting`` the secrets are published as markers; a session's manifest entry counts them (``redacted``), and a
+  redacted session is not kept by a publish without ``redacting``. The fingerprint includes the scan's rules.
 * A session whose parse stopped at a fault is published with its valid part (as ``serve`` shows it) and reported as
   ``FILE:LINE: error: message``; a session that cannot be published at all is reported and left out of the catalog.
   Either makes the command's exit status 1.
@@ -37,10 +42,10 @@ from .. import __version__
 from ..interop.claude_layout import sidecar_of
 from ..logfile import DEFAULT_MAX_LINE_BYTES
 from ..records import decode_page, encode, record_range
-from ..store.atomic import OutputError
 from .app import list_entries, page_answer
 from .catalog import FileMeta
 from .registry import SessionRegistry
+from .secrets_scan import Found, Scanner, rules_id
 from .site_files import fingerprint, remove_file, write_file
 from .site_paths import ALL_MESSAGES, CATALOG, LAYOUT, MANIFEST, MARKER, PAGE_SIZE, SESSIONS, site_path
 
@@ -50,6 +55,10 @@ SCHEME = 1
 """The site's layout version (``site_paths``); a site of another scheme or tool version is republished whole."""
 _SITE = "transcript-assembler"
 _CHARSET = b'<meta charset="utf-8">'
+MAX_FINDING_LINES = 20
+"""Secrets listed per session; past them, how many more."""
+HOLD_BYTES = 256 << 20
+"""Page bytes held between the scan and the writes; a session past them is made (and scanned) again to be written."""
 
 
 class PublishError(Exception):
@@ -66,6 +75,12 @@ class Report:
     files_removed: int = 0
     viewer_written: int = 0
     errors: list[str] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
+    """One line per secret found (``finding_lines``): errors, or warnings when they were redacted."""
+    secrets: int = 0
+    secret_sessions: int = 0
+    refused: bool = False
+    """Secrets were found and not redacted: nothing was written."""
 
 
 def _marked(index: bytes) -> bytes:
@@ -152,7 +167,7 @@ def _session_print(registry: SessionRegistry, meta: FileMeta) -> str:
         OSError: a file cannot be read.
     """
     path = meta.path
-    parts: list[Any] = [SCHEME, __version__, PAGE_SIZE, fingerprint(path)]
+    parts: list[Any] = [SCHEME, __version__, PAGE_SIZE, rules_id(), fingerprint(path)]
     side = sidecar_of(path.name)
     if side is not None and path.with_name(side).is_file():
         parts.append(fingerprint(path.with_name(side)))
@@ -175,22 +190,27 @@ def error_line(name: str, meta: FileMeta, key: str, listed: str | None) -> str:
     return f"{where}: error: {message}"
 
 
-async def _write_session(registry: SessionRegistry, sid: str, out: Path) -> list[str]:
-    """Write a session's pages (see the module rules); returns their site paths.
+async def _session_files(registry: SessionRegistry, sid: str, redacting: bool,
+                         scanner: Scanner | None = None) -> tuple[list[tuple[str, bytes]], list[Found]]:
+    """A session's pages (see the module rules) as site paths and the bytes to write (redacted when
+    ``redacting``), and the secrets found in them (``secrets_scan``).
 
     Raises:
-        HTTPException, OSError, AssemblerError, OutputError: the session cannot be read or written.
+        HTTPException, OSError, AssemblerError: the session cannot be read.
     """
     source = registry.lookup(sid)
-    files: list[str] = []
+    scanner = Scanner() if scanner is None else scanner
+    files: list[tuple[str, bytes]] = []
+    found: list[Found] = []
 
     async def put(before: int | None, through: int | None, max_messages: int) -> tuple[bytes, bool]:
         rel = site_path("page", sid, before=before, max_messages=max_messages)
         assert rel is not None
         value, _ = await page_answer(source, through, before, max_messages)
         data = encode(value)
-        write_file(out / rel, data)
-        files.append(rel)
+        published, hits = scanner.page(data, redacting)
+        files.append((rel, published))
+        found.extend(hits)
         return data, bool(value["hasMore"])
 
     data, more = await put(None, None, PAGE_SIZE)
@@ -204,54 +224,106 @@ async def _write_session(registry: SessionRegistry, sid: str, out: Path) -> list
             break  # no older records came back: nothing more to chain (a page never overlaps the next)
     await put(None, last, ALL_MESSAGES)
     registry.trim()
-    return files
+    return files, found
+
+
+def finding_lines(name: str, sid: str, found: list[Found], redacted: bool) -> list[str]:
+    """One ``NAME: error: session SID: seq N: KIND found`` line per distinct (where, kind), by seq (``warning:`` and
+    ``redacted`` when ``redacted``), at most ``MAX_FINDING_LINES`` and then how many more; never the secret."""
+    distinct = sorted(set(found), key=lambda f: (type(f[0]) is str, str(f[0]).zfill(20), f[1]))
+    level, verb = ("warning", "redacted") if redacted else ("error", "found")
+    lines = [f"{name}: {level}: session {sid}: {f'seq {where}' if type(where) is int else where}: {kind} {verb}"
+             for where, kind in distinct[:MAX_FINDING_LINES]]
+    if len(distinct) > MAX_FINDING_LINES:
+        lines.append(f"{name}: {level}: session {sid}: and {len(distinct) - MAX_FINDING_LINES} more secret(s) "
+                     f"{verb}")
+    return lines
 
 
 async def publish(paths: list[str], out: Path, *, static_dir: Path, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-                  cache_bytes: int = 64 << 20) -> Report:
-    """Publish the sessions under ``paths`` with the viewer in ``static_dir`` to the folder ``out``.
+                  cache_bytes: int = 64 << 20, redacting: bool = False, hold_bytes: int = HOLD_BYTES) -> Report:
+    """Publish the sessions under ``paths`` with the viewer in ``static_dir`` to the folder ``out``; a secret found
+    in what would be written refuses the publish (nothing written, ``Report.refused``) unless ``redacting``.
 
     Raises:
         PublishError: nothing can be published (see ``check_output``, a missing viewer).
         OutputError: a site file cannot be written.
     """
     old = check_output(out) or {}
+    try:
+        rules_id()
+    except ImportError:
+        raise PublishError("publish scans every page for secrets with detect-secrets, which is not installed: "
+                           "pip install 'transcript-assembler[publish]'") from None
+    if not (static_dir / "index.html").is_file():
+        raise PublishError(f"{static_dir}: no viewer build there (run `make build`, or pass --static DIR)")
     same_scheme = old.get("scheme") == SCHEME and old.get("tool") == __version__
     old_viewer: dict[str, Any] = old.get("viewer", {}) if same_scheme else {}
     old_sessions: dict[str, Any] = old.get("sessions", {}) if same_scheme else {}
     report = Report()
-    out.mkdir(parents=True, exist_ok=True)
-    viewer, report.viewer_written = _copy_viewer(static_dir, out, old_viewer)
 
     registry = SessionRegistry(paths, max_line_bytes=max_line_bytes, cache_bytes=cache_bytes)
     listing, _pending = await registry.listing(None)  # every file read: a published list is whole
     metas = {f"{sid}/{s.key}" if s.key else sid: (meta, s.key) for sid, meta in listing for s in meta.sessions}
     sessions: dict[str, Any] = {}
     catalog: list[dict[str, Any]] = []
+    pending: dict[str, list[tuple[str, bytes]] | None] = {}  # sid: its files, None when not held (rebuilt later)
+    held = 0
     cwd = Path.cwd()
+    # First every page is made and scanned, nothing written: a refused publish leaves the old site as it was.
     for entry in list_entries(listing):
         sid = entry["id"]
         meta, key = metas[sid]
         name = os.path.relpath(meta.path, cwd) if meta.path.is_relative_to(cwd) else str(meta.path)
         if entry["status"] == "damaged":
             report.errors.append(error_line(name, meta, key, entry.get("error")))
+        found: list[Found] = []
         try:
             mark = _session_print(registry, meta)
             prev = old_sessions.get(sid)
-            if prev is not None and prev.get("fingerprint") == mark and all((out / f).is_file() for f in prev["files"]):
+            if (prev is not None and prev.get("fingerprint") == mark and (redacting or not prev.get("redacted"))
+                    and all((out / f).is_file() for f in prev["files"])):
                 sessions[sid] = prev
                 report.unchanged += 1
             else:
-                files = await _write_session(registry, sid, out)
-                sessions[sid] = {"fingerprint": mark, "source": _shown_path(registry, meta.path), "files": files}
-                report.rewritten += 1
-        except OutputError:
-            raise
+                files, found = await _session_files(registry, sid, redacting)
+                size = sum(len(data) for _, data in files)
+                pending[sid] = files if held + size <= hold_bytes else None
+                held += size if pending[sid] is not None else 0
+                sessions[sid] = {"fingerprint": mark, "source": _shown_path(registry, meta.path),
+                                 "files": [rel for rel, _ in files], "redacted": len(found) if redacting else 0}
         except Exception as exc:  # this session only: reported, left out, the rest published
             report.errors.append(f"{name}: error: cannot be published ({type(exc).__name__}: {str(exc)[:300]})")
             continue
-        catalog.append({**entry, "path": _shown_path(registry, meta.path)})
+        listed = {**entry, "path": _shown_path(registry, meta.path)}
+        in_entry: list[Found] = []
+        listed = Scanner().value(listed, "list entry", in_entry, redacting)
+        found += in_entry
+        if found:
+            report.secrets += len(set(found))
+            report.secret_sessions += 1
+            report.findings += finding_lines(name, sid, found, redacting)
+        catalog.append(listed)
     report.sessions = len(catalog)
+    if report.secrets and not redacting:
+        report.refused = True
+        report.rewritten = report.unchanged = 0
+        return report
+
+    out.mkdir(parents=True, exist_ok=True)
+    viewer, report.viewer_written = _copy_viewer(static_dir, out, old_viewer)
+    for sid, to_write in pending.items():
+        if to_write is None:  # not held: made (and scanned) again
+            to_write, found = await _session_files(registry, sid, redacting)
+            if found and not redacting:  # its source changed since the scan and now holds a secret: left out
+                report.errors.append(f"{sessions.pop(sid)['source']}: error: session {sid}: changed while being "
+                                     "published and now holds a secret; left out (publish again)")
+                catalog = [e for e in catalog if e["id"] != sid]
+                report.sessions = len(catalog)
+                continue
+        for rel, data in to_write:
+            write_file(out / rel, data)
+        report.rewritten += 1
 
     manifest = {"site": _SITE, "scheme": SCHEME, "tool": __version__, "pageSize": PAGE_SIZE, "layout": LAYOUT,
                 "viewer": viewer, "sessions": sessions}
