@@ -14,6 +14,7 @@ from ..store import zstd
 from ..store.atomic import reason_of
 from ..store.jsonl import SessionStream
 from ..store.open import load_any, sniff
+from ..store.remote import is_remote
 from ._output import error, error_from
 
 __all__ = ["load", "stream", "Loaded", "warn_faults", "report_problems", "Progress", "fail", "configure",
@@ -127,7 +128,11 @@ def stream(path: str, *, strict: bool = False, pack_deltas: bool = False) -> Ses
     """Open a session for one pass over its records, without holding them (our ``.jsonl``, ``.jsonl.zst``; any other
     format is loaded whole). Report its problems with ``report_problems(path, s.result)`` after the pass. None (the
     error printed) when the file cannot be used at all. ``pack_deltas``: for a pass that repacks what it reads, runs
-    of delta lines come as rows (``logfile.LogParser``)."""
+    of delta lines come as rows (``logfile.LogParser``). A location in object storage is loaded whole through
+    the one loader (``store.remote``)."""
+    if is_remote(path):
+        result = load(path, strict=strict, report=False, pack_deltas=pack_deltas)
+        return None if result is None else Loaded(result)
     try:
         fmt = sniff(path)
     except OSError as exc:
