@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -76,18 +77,30 @@ def check_location(location: str) -> None:
                           "environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...), never in the URL")
 
 
+_SDK_ENV = ("AWS_", "GOOGLE_", "GCS", "AZURE_", "FSSPEC_")
+# One backend instance per scheme and SDK environment: a changed credential or endpoint (a test, a rotated key) makes
+# a new client that reads it, where fsspec's own cache would keep the first one.
+_instances: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
+
+
 def _fs(location: str) -> tuple[Any, str]:
     check_location(location)
     try:
         import fsspec  # type: ignore[import-untyped]  # the optional ``cloud`` extra
     except ImportError:
         raise RemoteError(f"reading object storage needs the cloud extra: {INSTALL_HINT}") from None
+    scheme = location.split("://", 1)[0].lower()
+    key = (scheme, tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_SDK_ENV))))
+    fs = _instances.get(key)
+    if fs is not None:
+        return fs, fs._strip_protocol(location)
     try:
-        fs, path = fsspec.core.url_to_fs(location)
+        fs, path = fsspec.core.url_to_fs(location, skip_instance_cache=True)
     except ImportError as exc:  # fsspec knows the scheme, its backend package is missing (gcsfs, adlfs, ...)
         raise RemoteError(f"no backend for this location: {_text(exc)} (the cloud extra: {INSTALL_HINT})") from None
     except ValueError as exc:  # an unknown scheme
         raise RemoteError(_text(exc)) from None
+    _instances[key] = fs
     return fs, path
 
 

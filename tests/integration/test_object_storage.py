@@ -1,0 +1,182 @@
+"""Sessions in object storage (``store.remote``): the CLI reading commands, ``publish`` and ``serve`` on ``s3://``
+locations, against moto's standalone S3 server on 127.0.0.1 (credentials and endpoint from the standard AWS
+environment, as a user sets them). Each answer from the bucket is compared with the same command on a local copy of
+the same files: real fixtures read from the shared folder at test time, a generated log, and a damaged one."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assembler.cli import main as cli_main
+from tests.interop_support import interop_file
+from tests.unit.test_server import write_log
+
+pytest.importorskip("s3fs")  # the cloud extra (the dev install has it: CI runs these)
+boto3 = pytest.importorskip("boto3")
+moto_server = pytest.importorskip("moto.server")
+
+BUCKET = "ta-sessions"
+FIXTURES = {
+    "claude/bash_output.jsonl": "claude-code/claude-code-log-1.7.0/dev-docs/messages/claude-code/user/"
+                                "bash_output.jsonl",
+    "codex/rollout.jsonl": "codex/madshn+localpush@219b539/src-tauri/tests/fixtures/codex/2026-02-23/raw/sessions/"
+                           "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl",
+    "inspect/log_formats.eval": "inspect/UKGovernmentBEIS+inspect_ai@499e615/tests/log/test_eval_log/log_formats.eval",
+    "ours/compaction.jsonl": "../deepseek-harness/examples/headless-agent/tests/snapshots/compaction-recovery/"
+                             "session.jsonl",
+}
+_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL", "AWS_DEFAULT_REGION",
+        "AWS_EC2_METADATA_DISABLED", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE")
+
+
+@pytest.fixture(scope="module")
+def endpoint() -> Iterator[str]:
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def aws(endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The standard AWS environment pointing at the test server (no file of the machine's own AWS setup read)."""
+    for name in _ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing-secret")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    return endpoint
+
+
+@pytest.fixture
+def local(tmp_path: Path) -> Path:
+    """A folder of sessions (named as the bucket's prefix is, so both list under the same root name)."""
+    root = tmp_path / "local" / "sessions"
+    for rel, fixture in FIXTURES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(interop_file(fixture), root / rel)
+    write_log(root / "gen" / "generated.jsonl", 400, seed=7, title="Generated")
+    bad = root / "gen" / "damaged.jsonl"
+    write_log(bad, 40, seed=4)
+    lines = bad.read_bytes().split(b"\n")
+    bad.write_bytes(b"\n".join([*lines[:3], b"{not json", *lines[3:]]))
+    return root
+
+
+@pytest.fixture
+def bucket(aws: str, local: Path) -> str:
+    """``s3://BUCKET/sessions``: every file of ``local`` uploaded under that prefix (a fresh bucket per test)."""
+    client = boto3.client("s3")
+    for old in client.list_objects_v2(Bucket=BUCKET).get("Contents", []) if _exists(client) else []:
+        client.delete_object(Bucket=BUCKET, Key=old["Key"])
+    if not _exists(client):
+        client.create_bucket(Bucket=BUCKET)
+    for path in sorted(p for p in local.rglob("*") if p.is_file()):
+        client.upload_file(str(path), BUCKET, f"sessions/{path.relative_to(local).as_posix()}")
+    return f"s3://{BUCKET}/sessions"
+
+
+def _exists(client: Any) -> bool:
+    return any(b["Name"] == BUCKET for b in client.list_buckets().get("Buckets", []))
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = cli_main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# -- reading commands ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rel", [*FIXTURES, "gen/generated.jsonl"])
+def test_export_from_the_bucket_equals_exporting_the_local_file(rel: str, bucket: str, local: Path, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    for fmt in ("md", "html"):
+        remote_out, local_out = tmp_path / f"remote.{fmt}", tmp_path / f"local.{fmt}"
+        code, _, err = run(["export", f"{bucket}/{rel}", "-o", str(remote_out)], capsys)
+        assert code == 0, err
+        assert run(["export", str(local / rel), "-o", str(local_out)], capsys)[0] == 0
+        assert remote_out.read_bytes() == local_out.read_bytes()
+        assert len(remote_out.read_bytes()) > 200
+
+
+@pytest.mark.parametrize("command", [["stats", "--json"], ["messages"], ["check"], ["convert", "{out}"]])
+def test_reading_commands_answer_as_for_the_local_file(command: list[str], bucket: str, local: Path,
+                                                       tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rel = "ours/compaction.jsonl"
+    answers = []
+    for where, source in (("remote", f"{bucket}/{rel}"), ("local", str(local / rel))):
+        out = tmp_path / f"{where}.jsonl"
+        args = [command[0], source, *[a.replace("{out}", str(out)) for a in command[1:]]]
+        code, stdout, err = run(args, capsys)
+        answers.append((code, stdout.replace(source, "FILE"), err.replace(source, "FILE"),
+                        out.read_bytes() if out.exists() else None))
+    assert answers[0] == answers[1]
+    assert answers[0][0] == 0
+
+
+def test_a_damaged_object_is_reported_as_the_local_file_is(bucket: str, local: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    remote = run(["export", f"{bucket}/gen/damaged.jsonl", "-o", str(tmp_path / "r.md")], capsys)
+    here = run(["export", str(local / "gen/damaged.jsonl"), "-o", str(tmp_path / "l.md")], capsys)
+    assert remote[0] == here[0] != 0
+    assert f"{bucket}/gen/damaged.jsonl:4: error:" in remote[2]
+    assert remote[2].replace(f"{bucket}/gen/damaged.jsonl", "F") == here[2].replace(str(local / "gen/damaged.jsonl"),
+                                                                                    "F")
+    assert "Traceback" not in remote[2]
+    assert (tmp_path / "r.md").read_bytes() == (tmp_path / "l.md").read_bytes()  # the valid part, as for a file
+
+
+@pytest.mark.parametrize(("location", "expected"), [
+    ("s3://no-such-bucket-here/a.jsonl", "no such object, prefix or bucket"),
+    (f"s3://{BUCKET}/sessions/none.jsonl", "no such object, prefix or bucket"),
+])
+def test_a_missing_object_or_bucket_is_a_clear_error(location: str, expected: str, bucket: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["export", location, "-o", "out.md"], capsys)
+    assert code == 1
+    assert err == f"{location}: error: {expected}\n"
+
+
+def test_a_missing_credential_is_a_clear_error(bucket: str, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    code, _, err = run(["stats", f"{bucket}/gen/generated.jsonl"], capsys)
+    assert code == 1
+    assert "no credentials for this storage" in err and "AWS_ACCESS_KEY_ID" in err
+    assert "Traceback" not in err and err.count("\n") == 1, err
+
+
+def test_credentials_in_the_url_are_refused_and_never_printed(bucket: str, capsys: pytest.CaptureFixture[str]
+                                                              ) -> None:
+    code, out, err = run(["export", f"s3://AKIDEXAMPLE:s3cr3t@{BUCKET}/sessions/gen/generated.jsonl",
+                          "-o", "out.md"], capsys)
+    assert code == 2
+    assert "credentials in the location are refused" in err
+    assert "s3cr3t" not in err + out and "AKIDEXAMPLE" not in err + out
+    assert f"s3://***@{BUCKET}/sessions/gen/generated.jsonl" in err
+
+
+def test_without_the_cloud_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "fsspec", None)  # as if not installed: ``import fsspec`` raises ImportError
+    code, _, err = run(["export", "s3://any-bucket/a.jsonl", "-o", "out.md"], capsys)
+    assert code == 1
+    assert err == ("s3://any-bucket/a.jsonl: error: reading object storage needs the cloud extra: "
+                   "pip install 'transcript-assembler[cloud]'\n")
