@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any
 
 __all__ = ["RemoteError", "RemoteObject", "is_remote", "shown", "check_location", "open_remote", "stat_remote",
-           "list_remote", "remote_name", "INSTALL_HINT"]
+           "list_remote", "probe", "remote_name", "INSTALL_HINT"]
 
 INSTALL_HINT = "pip install 'transcript-assembler[cloud]'"
 READ_PIECE = 1 << 20
@@ -173,6 +173,18 @@ def open_remote(location: str, read: Callable[[bytes], bool], progress: Callable
                 if not read(piece):
                     break
     return done
+
+
+def probe(location: str) -> None:
+    """Check that ``location`` (a prefix or an object) is there and readable, with one request.
+
+    Raises:
+        RemoteError: it is not (no such bucket or prefix, no credentials, refused, not installed).
+    """
+    fs, path = _fs(location)
+    with _translated():
+        fs.invalidate_cache()
+        fs.info(path.rstrip("/"))
 
 
 def list_remote(location: str, accept: Callable[[str], bool]) -> Iterator[RemoteObject]:

@@ -5,6 +5,7 @@ the same files: real fixtures read from the shared folder at test time, a genera
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -84,7 +85,11 @@ def bucket(aws: str, local: Path) -> str:
     if not _exists(client):
         client.create_bucket(Bucket=BUCKET)
     for path in sorted(p for p in local.rglob("*") if p.is_file()):
-        client.upload_file(str(path), BUCKET, f"sessions/{path.relative_to(local).as_posix()}")
+        key = f"sessions/{path.relative_to(local).as_posix()}"
+        client.upload_file(str(path), BUCKET, key)
+        # The store's time of an object is its upload: the local copy says the same, so both list one activity.
+        when = client.head_object(Bucket=BUCKET, Key=key)["LastModified"].timestamp()
+        os.utime(path, (when, when))
     return f"s3://{BUCKET}/sessions"
 
 
@@ -180,3 +185,112 @@ def test_without_the_cloud_extra_the_error_names_it(monkeypatch: pytest.MonkeyPa
     assert code == 1
     assert err == ("s3://any-bucket/a.jsonl: error: reading object storage needs the cloud extra: "
                    "pip install 'transcript-assembler[cloud]'\n")
+
+
+# -- publish ---------------------------------------------------------------------------------------------------
+
+
+def _site_files(out: Path) -> dict[str, bytes]:
+    """Every file of a published site but the manifest (which names when it was made and each source's mtime)."""
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*"))
+            if p.is_file() and p.name.split(".")[0] != "site"}
+
+
+def test_publish_from_the_bucket_equals_publishing_the_local_folder(bucket: str, local: Path, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.unit.test_publish_pages import make_viewer
+
+    static = make_viewer(tmp_path)
+    remote_site, local_site = tmp_path / "site-remote", tmp_path / "site-local"
+    remote = run(["publish", bucket, "-o", str(remote_site), "--static", str(static)], capsys)
+    here = run(["publish", str(local), "-o", str(local_site), "--static", str(static)], capsys)
+    assert remote[0] == here[0] == 1  # the damaged log: published with its valid part, reported
+    assert remote[2].replace(bucket, "ROOT") == here[2].replace(str(local), "ROOT")
+    assert remote[1].replace(str(remote_site), "SITE") == here[1].replace(str(local_site), "SITE")
+    assert "published 6 session(s)" in remote[1]  # six files, the damaged one with its valid part
+    remote_files, local_files = _site_files(remote_site), _site_files(local_site)
+    assert remote_files.keys() == local_files.keys()
+    assert len([k for k in remote_files if k.startswith("sessions/")]) >= 6 * 3
+    for name, data in remote_files.items():
+        assert data == local_files[name], name
+
+
+def test_publish_of_a_missing_bucket_is_an_error_before_anything_is_written(
+        aws: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.unit.test_publish_pages import make_viewer
+
+    code, _, err = run(["publish", "s3://no-such-bucket-here/sessions", "-o", str(tmp_path / "site"),
+                        "--static", str(make_viewer(tmp_path))], capsys)
+    assert code == 2
+    assert err == "s3://no-such-bucket-here/sessions: error: no such object, prefix or bucket (nothing to publish)\n"
+    assert not (tmp_path / "site").exists()
+
+
+# -- serve -----------------------------------------------------------------------------------------------------
+
+
+def _client(root: str | Path) -> Any:
+    from starlette.testclient import TestClient
+
+    from assembler.server import create_app
+
+    return TestClient(create_app([str(root) if isinstance(root, str) else root], serve_static=False),
+                      raise_server_exceptions=False, base_url="http://127.0.0.1")
+
+
+def _entries(client: Any) -> list[dict[str, Any]]:
+    answer = client.get("/api/sessions")
+    assert answer.status_code == 200
+    sessions: list[dict[str, Any]] = answer.json()["sessions"]
+    for entry in sessions:
+        entry.pop("path", None)  # the file's path on the serving machine (a spool file for the bucket)
+    return sessions
+
+
+def test_serve_lists_the_bucket_and_answers_pages_as_for_the_local_folder(bucket: str, local: Path) -> None:
+    with _client(bucket) as remote, _client(local) as here:
+        listed = _entries(remote)
+        assert listed == _entries(here)
+        ids = [e["id"] for e in listed]
+        assert "gen/generated" in ids and "ours/compaction" in ids and len(ids) == 6
+        for sid in ids:
+            page = remote.get(f"/api/sessions/{sid}/page", params={"maxMessages": 5})
+            assert page.status_code == 200, sid
+            assert page.content == here.get(f"/api/sessions/{sid}/page", params={"maxMessages": 5}).content, sid
+        raw = remote.get("/api/sessions/gen/generated/raw")
+        assert raw.content == (local / "gen/generated.jsonl").read_bytes()
+
+
+def test_serve_says_a_remote_session_cannot_be_followed(bucket: str, local: Path) -> None:
+    with _client(bucket) as remote:
+        with remote.stream("GET", "/api/sessions/gen/generated/follow") as answer:
+            body = b"".join(answer.iter_bytes())  # the stream ends by itself: nothing is followed
+        assert answer.status_code == 200
+        frames = body.split(b"\n\n")
+        assert frames[0].startswith(b"id: ") and b'"cursor"' in frames[0]  # the snapshot, as for a local file
+        assert frames[1].startswith(b"event: error\ndata: ")
+        fault = __import__("json").loads(frames[1].split(b"data: ", 1)[1])
+        assert fault["error"] == "not-followed" and fault["following"] is False
+        assert "not followed" in fault["detail"]
+
+
+def test_serve_reads_an_object_changed_in_the_bucket_again(bucket: str, local: Path, tmp_path: Path) -> None:
+    with _client(bucket) as remote:
+        first = remote.get("/api/sessions/gen/generated/page").json()
+        assert {e["id"]: e.get("title") for e in _entries(remote)}["gen/generated"] == "Generated"  # start-up's
+        newer = tmp_path / "newer" / "sessions" / "gen" / "generated.jsonl"
+        write_log(newer, 600, seed=9, title="Newer")
+        boto3.client("s3").upload_file(str(newer), BUCKET, "sessions/gen/generated.jsonl")
+        titles = {e["id"]: e.get("title") for e in _entries(remote)}  # the listing sees the new tag
+        assert titles["gen/generated"] == "Newer"
+        second = remote.get("/api/sessions/gen/generated/page")
+        assert second.json() != first
+        with _client(newer.parents[1]) as here:
+            assert second.content == here.get("/api/sessions/gen/generated/page").content
+
+
+def test_serve_of_a_missing_bucket_is_an_error(aws: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["serve", "s3://no-such-bucket-here/sessions", "--port", "0", "--no-index"], capsys)
+    assert code == 2
+    assert err == ("transcript-assembler: serve: s3://no-such-bucket-here/sessions: no such object, prefix or bucket "
+                   "(nothing to serve)\n")
