@@ -118,6 +118,34 @@ def test_export_from_the_bucket_equals_exporting_the_local_file(rel: str, bucket
         assert len(remote_out.read_bytes()) > 200
 
 
+def test_an_object_is_read_in_ranged_pieces(bucket: str, local: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    import s3fs.core
+
+    from assembler.store import remote
+
+    ranges: list[tuple[int, int]] = []
+    piece = 2048
+    fetch = s3fs.core.S3File._fetch_range
+
+    def spy(self: Any, start: int, end: int) -> bytes:
+        ranges.append((start, end))
+        data: bytes = fetch(self, start, end)
+        return data
+
+    monkeypatch.setattr(s3fs.core.S3File, "_fetch_range", spy)
+    monkeypatch.setattr(remote, "READ_PIECE", piece)
+    size = (local / "gen/generated.jsonl").stat().st_size
+    assert size > 4 * piece
+    code, _, err = run(["export", f"{bucket}/gen/generated.jsonl", "-o", str(tmp_path / "out.md")], capsys)
+    assert code == 0, err
+    # export sniffs the head (one piece: is it a file of several sessions?), then reads it once, piece by piece
+    assert ranges[0] == (0, piece)
+    assert ranges[1:] == [(start, start + piece) for start in range(0, size, piece)]  # the last asks past the end
+    assert all(end - start <= piece for start, end in ranges)
+
+
 @pytest.mark.parametrize("command", [["stats", "--json"], ["messages"], ["check"], ["convert", "{out}"]])
 def test_reading_commands_answer_as_for_the_local_file(command: list[str], bucket: str, local: Path,
                                                        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
