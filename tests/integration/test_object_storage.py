@@ -146,7 +146,9 @@ def test_an_object_is_read_in_ranged_pieces(bucket: str, local: Path, tmp_path: 
     assert all(end - start <= piece for start, end in ranges)
 
 
-@pytest.mark.parametrize("command", [["stats", "--json"], ["messages"], ["check"], ["convert", "{out}"]])
+@pytest.mark.parametrize("command", [["stats", "--json"], ["messages"], ["check"], ["convert", "{out}"],
+                                     ["assemble", "--all"], ["page", "--max-messages", "3"], ["unpack", "-o", "{out}"],
+                                     ["pack", "-o", "{out}"], ["repair", "-o", "{out}"]])
 def test_reading_commands_answer_as_for_the_local_file(command: list[str], bucket: str, local: Path,
                                                        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rel = "ours/compaction.jsonl"
@@ -159,6 +161,19 @@ def test_reading_commands_answer_as_for_the_local_file(command: list[str], bucke
                         out.read_bytes() if out.exists() else None))
     assert answers[0] == answers[1]
     assert answers[0][0] == 0
+
+
+def test_compare_reads_a_bucket_object_as_the_local_file(bucket: str, local: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(local)  # short local names: the report names its two files (Markdown-escaped)
+    a, b = "gen/generated.jsonl", "ours/compaction.jsonl"
+    code, _, err = run(["compare", f"{bucket}/{a}", b, "-o", str(tmp_path / "r.md")], capsys)
+    assert code == run(["compare", a, b, "-o", str(tmp_path / "l.md")], capsys)[0], err
+    remote = (tmp_path / "r.md").read_text()
+    assert f"{bucket}/{a}" in remote
+    assert remote.replace(f"{bucket}/{a}", a) == (tmp_path / "l.md").read_text()
+    assert len(remote) > 200
 
 
 def test_a_damaged_object_is_reported_as_the_local_file_is(bucket: str, local: Path, tmp_path: Path,
