@@ -176,6 +176,33 @@ def test_compare_reads_a_bucket_object_as_the_local_file(bucket: str, local: Pat
     assert len(remote) > 200
 
 
+def test_an_https_style_location_reads_through_the_same_code(local: Path, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A plain HTTP server on 127.0.0.1 (fsspec's http backend: the scheme ``https://`` uses too)."""
+    import functools
+    import http.server
+    import threading
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # the test reads stderr: no access log there
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(local)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/ours/compaction.jsonl"
+        code, _, err = run(["export", url, "-o", str(tmp_path / "r.html")], capsys)
+        assert code == 0, err
+        assert run(["export", str(local / "ours/compaction.jsonl"), "-o", str(tmp_path / "l.html")], capsys)[0] == 0
+        assert (tmp_path / "r.html").read_bytes() == (tmp_path / "l.html").read_bytes()
+        missing = url.replace("compaction", "none")
+        assert run(["export", missing, "-o", str(tmp_path / "x.html")], capsys)[1:] == (
+            "", f"{missing}: error: no such object, prefix or bucket\n")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_a_damaged_object_is_reported_as_the_local_file_is(bucket: str, local: Path, tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     remote = run(["export", f"{bucket}/gen/damaged.jsonl", "-o", str(tmp_path / "r.md")], capsys)
@@ -337,3 +364,13 @@ def test_serve_of_a_missing_bucket_is_an_error(aws: str, capsys: pytest.CaptureF
     assert code == 2
     assert err == ("transcript-assembler: serve: s3://no-such-bucket-here/sessions: no such object, prefix or bucket "
                    "(nothing to serve)\n")
+
+
+def test_serve_without_a_credential_is_an_error(bucket: str, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    code, _, err = run(["serve", bucket, "--port", "0"], capsys)
+    assert code == 2
+    assert err.startswith(f"transcript-assembler: serve: {bucket}: no credentials for this storage")
+    assert err.endswith("(nothing to serve)\n") and err.count("\n") == 1
