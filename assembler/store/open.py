@@ -88,7 +88,7 @@ def sniff(path: str | os.PathLike[str]) -> Format | None:
         OSError: the file cannot be read.
     """
     p = os.fspath(path)
-    loader = AnyLoader(remote.remote_name(p) if remote.is_remote(p) else p)
+    loader = AnyLoader(p)
     _read(path, loader, None, until_known=True)
     if loader.format is None and loader.result.error is None:
         loader.finish()
@@ -99,8 +99,8 @@ def _loader(path: str | os.PathLike[str], *, strict: bool, progress: Callable[[i
             max_line_bytes: int | None, key: str | None, context: dict[str, Any] | None,
             pack_deltas: bool = False) -> tuple[AnyLoader, LoadResult]:
     p = os.fspath(path)
-    loader = AnyLoader(remote.remote_name(p) if remote.is_remote(p) else p, strict=strict,
-                       max_line_bytes=max_line_bytes, key=key, context=context, pack_deltas=pack_deltas)
+    loader = AnyLoader(p, strict=strict, max_line_bytes=max_line_bytes, key=key, context=context,
+                       pack_deltas=pack_deltas)
     _read(p, loader, progress)
     if loader.needs_path:
         return loader, read_sqlite(p, max_line_bytes=max_line_bytes)

@@ -151,16 +151,16 @@ def test_an_object_is_read_in_ranged_pieces(bucket: str, local: Path, tmp_path: 
                                      ["pack", "-o", "{out}"], ["repair", "-o", "{out}"]])
 def test_reading_commands_answer_as_for_the_local_file(command: list[str], bucket: str, local: Path,
                                                        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rel = "ours/compaction.jsonl"
-    answers = []
-    for where, source in (("remote", f"{bucket}/{rel}"), ("local", str(local / rel))):
-        out = tmp_path / f"{where}.jsonl"
-        args = [command[0], source, *[a.replace("{out}", str(out)) for a in command[1:]]]
-        code, stdout, err = run(args, capsys)
-        answers.append((code, stdout.replace(source, "FILE"), err.replace(source, "FILE"),
-                        out.read_bytes() if out.exists() else None))
-    assert answers[0] == answers[1]
-    assert answers[0][0] == 0
+    for rel in ("ours/compaction.jsonl", "gen/generated.jsonl", "codex/rollout.jsonl"):
+        answers = []
+        for where, source in (("remote", f"{bucket}/{rel}"), ("local", str(local / rel))):
+            out = tmp_path / f"{where}-{rel.replace('/', '-')}"
+            args = [command[0], source, *[a.replace("{out}", str(out)) for a in command[1:]]]
+            code, stdout, err = run(args, capsys)
+            written = out.read_bytes().replace(source.encode(), b"FILE") if out.exists() else None  # source ids
+            answers.append((code, stdout.replace(source, "FILE"), err.replace(source, "FILE"), written))
+        assert answers[0] == answers[1], rel
+        assert any(answers[0][1:]), rel  # the command said or wrote something
 
 
 def test_compare_reads_a_bucket_object_as_the_local_file(bucket: str, local: Path, tmp_path: Path,
