@@ -371,7 +371,8 @@ class SessionRegistry:
             return None
         try:
             self.fetch(path)
-        except OSError:
+        except OSError as exc:  # an object that cannot be fetched now is not listed, as an unreadable file is not
+            log.warning("cannot read %s: %s", self.location(path), exc.strerror)
             return None
         meta = self.catalog.meta(path, root, self.projects.context(path, root, context_of(path)))
         try:

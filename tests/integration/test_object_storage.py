@@ -374,3 +374,12 @@ def test_serve_without_a_credential_is_an_error(bucket: str, monkeypatch: pytest
     assert code == 2
     assert err.startswith(f"transcript-assembler: serve: {bucket}: no credentials for this storage")
     assert err.endswith("(nothing to serve)\n") and err.count("\n") == 1
+
+
+def test_serve_answers_a_clear_error_for_an_object_gone_before_it_was_read(bucket: str) -> None:
+    remote = _client(bucket)  # no lifespan: the start-up scan lists the objects, nothing reads them yet
+    boto3.client("s3").delete_object(Bucket=BUCKET, Key="sessions/gen/generated.jsonl")
+    answer = remote.get("/api/sessions/gen/generated/page")
+    assert answer.status_code == 502
+    assert "cannot read session 'gen/generated' from object storage: no such object, prefix or bucket" in answer.text
+    assert remote.get("/api/sessions/ours/compaction/page").status_code == 200  # the others stand
