@@ -13,7 +13,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade "pip>=25.1"
-	$(BIN)/python -m pip install -q -e ".[server,publish]" --group dev
+	$(BIN)/python -m pip install -q -e ".[server,publish,cloud]" --group dev
 	touch $(STAMP)
 
 # The JavaScript toolchain (TypeScript, ESLint) and the Pyodide runtime, pinned by package-lock.json.

@@ -121,6 +121,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = _early_signals() if threading.current_thread() is threading.main_thread() else {}
     try:
         args_list = list(sys.argv[1:] if argv is None else argv)
+        from .store.remote import RemoteError, check_location, shown
+
+        for arg in args_list:  # before anything reads: a password in a URL is never used, nor printed back
+            try:
+                check_location(arg)
+            except RemoteError as exc:
+                sys.stderr.write(f"transcript-assembler: {shown(arg)}: error: {exc.strerror}\n")
+                return 2
         parser = build_parser(_command(args_list))
         args = parser.parse_args(args_list)
         from .commands._common import configure

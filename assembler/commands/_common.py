@@ -14,10 +14,11 @@ from ..store import zstd
 from ..store.atomic import reason_of
 from ..store.jsonl import SessionStream
 from ..store.open import load_any, sniff
+from ..store.remote import is_remote, probe
 from ._output import error, error_from
 
 __all__ = ["load", "stream", "Loaded", "warn_faults", "report_problems", "Progress", "fail", "configure",
-           "max_line_bytes", "session_key"]
+           "max_line_bytes", "session_key", "missing_roots"]
 
 _limits: dict[str, Any] = {"max_line_bytes": DEFAULT_MAX_LINE_BYTES, "session": None}
 
@@ -127,7 +128,11 @@ def stream(path: str, *, strict: bool = False, pack_deltas: bool = False) -> Ses
     """Open a session for one pass over its records, without holding them (our ``.jsonl``, ``.jsonl.zst``; any other
     format is loaded whole). Report its problems with ``report_problems(path, s.result)`` after the pass. None (the
     error printed) when the file cannot be used at all. ``pack_deltas``: for a pass that repacks what it reads, runs
-    of delta lines come as rows (``logfile.LogParser``)."""
+    of delta lines come as rows (``logfile.LogParser``). A location in object storage is loaded whole through
+    the one loader (``store.remote``)."""
+    if is_remote(path):
+        result = load(path, strict=strict, report=False, pack_deltas=pack_deltas)
+        return None if result is None else Loaded(result)
     try:
         fmt = sniff(path)
     except OSError as exc:
@@ -143,6 +148,22 @@ def stream(path: str, *, strict: bool = False, pack_deltas: bool = False) -> Ses
     except OSError as exc:
         error(path, reason_of(exc))
         return None
+
+
+def missing_roots(paths: list[str]) -> tuple[str, str] | None:
+    """The first of ``serve``'s or ``publish``'s paths that cannot be used, with why: a local path that does not
+    exist, a location in object storage that cannot be listed (``store.remote.probe``). None: all can."""
+    import os
+
+    for path in paths:
+        if is_remote(path):
+            try:
+                probe(path)
+            except OSError as exc:
+                return path, reason_of(exc)
+        elif not os.path.exists(path):
+            return path, "no such file or folder"
+    return None
 
 
 def _compressed(path: str) -> bool:

@@ -28,6 +28,7 @@ from ..store.atomic import (
     signals_as_exceptions,
 )
 from ..store.open import output_stream
+from ..store.remote import RemoteError
 from ..store.sqlite import side_files
 
 __all__ = ["STDOUT", "run", "error", "error_from", "preflight", "output", "stdout", "write_stdout", "print_stdout"]
@@ -179,6 +180,9 @@ def run(command: Callable[[argparse.Namespace], Any], args: argparse.Namespace) 
         error(exc.path, exc.reason)
         if exc.path == STDOUT:
             _silence_stdout()
+        return 1
+    except RemoteError as exc:  # object storage failing after the command read its input (``store.remote``)
+        _note(f"object storage: {exc.strerror}")
         return 1
     except BrokenPipeError:  # a write to standard output that did not go through ``stdout()``
         error(STDOUT, "the reader closed the pipe (Broken pipe)")

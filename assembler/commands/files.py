@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -12,6 +11,7 @@ from ..chunk_rows import expand_records, is_storage_row, repack_records
 from ..jsontext import format_json
 from ..records import encode
 from ..store.jsonl import SessionStream, write_jsonl
+from ..store.open import file_size
 from ._common import Loaded, report_problems, stream
 from ._output import output, preflight, print_stdout, write_stdout
 
@@ -79,7 +79,7 @@ def collect_stats(path: str, source: SessionStream | Loaded) -> dict[str, Any]:
     header = result.header or {}
     return {
         "file": path,
-        "bytes": os.path.getsize(path),
+        "bytes": file_size(path),
         "sessionId": header.get("id"),
         "lines": result.lines,
         "records": source.record_count,

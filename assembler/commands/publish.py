@@ -25,7 +25,8 @@ __all__ = ["register", "cmd_publish"]
 
 def register(sub: Any) -> None:
     p = sub.add_parser("publish", help="write a static site of session logs (viewer, pages, list) for any web host")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="session files or folders")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="session files or folders (or s3://bucket/prefix with the cloud extra)")
     p.add_argument("-o", "--output", required=True, metavar="SITE", help="the site's folder (made if missing)")
     p.add_argument("--static", default=None, metavar="DIR",
                    help="the viewer build to publish (default: the one serve serves)")
@@ -43,15 +44,16 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
     from ..server.publish import PublishError, publish
     from ..server.site import find_site
-    from ._common import max_line_bytes
+    from ..store.remote import is_remote
+    from ._common import max_line_bytes, missing_roots
     from ._output import error
 
-    missing = [p for p in args.paths if not Path(p).exists()]
-    if missing:
-        error(missing[0], "no such file or folder (nothing to publish)")
+    missing = missing_roots(list(args.paths))
+    if missing is not None:
+        error(missing[0], f"{missing[1]} (nothing to publish)")
         return 2
     out = Path(args.output).resolve()
-    roots = [Path(p).resolve() for p in args.paths]
+    roots = [Path(p).resolve() for p in args.paths if not is_remote(p)]
     inside = _inside(out, [r for r in roots if r.is_dir()])
     if inside is not None:
         error(args.output, f"the site would be inside the published folder {inside} (its files would be read as "

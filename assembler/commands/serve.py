@@ -53,12 +53,14 @@ def _port(text: str) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import os
+    from ..store.remote import is_remote
+    from ._common import missing_roots
 
-    missing = [p for p in args.paths if not os.path.exists(p)]
-    if missing:
-        sys.stderr.write(f"transcript-assembler: serve: {missing[0]}: no such file or folder (nothing to serve)\n")
+    missing = missing_roots(list(args.paths))
+    if missing is not None:
+        sys.stderr.write(f"transcript-assembler: serve: {missing[0]}: {missing[1]} (nothing to serve)\n")
         return 2
+    remote = any(is_remote(p) for p in args.paths)
     try:
         import uvicorn
 
@@ -82,7 +84,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from ..server.indexer import index_dir_default
     from ..server.search_index import SearchUnavailable
 
-    index_dir = None if args.no_index else (args.index_dir or index_dir_default())
+    # No search index over object storage: its spool paths are new each run (an index file per run).
+    index_dir = None if args.no_index or remote else (args.index_dir or index_dir_default())
     try:
         app = create_app(args.paths or ["."], static_dir=args.static, serve_static=not args.no_static,
                          poll_interval=args.poll, allowed_hosts=args.allow_host, bound_host=host,
@@ -108,7 +111,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"viewer: {app.state.site}", flush=True)
     if app.state.indexer is not None:
         print(f"search index: {app.state.indexer.path} (a cache: delete it at will)", flush=True)
-    elif not args.no_static:
+    elif remote and not args.no_index:
+        print("search index: off (object storage is served without search across sessions)", flush=True)
+    if app.state.site is None and not args.no_static:
         where = f"{args.static} holds no viewer" if args.static else "no built viewer was found (neither a " \
             "checkout's build/site nor the installed package's)"
         sys.stderr.write(f"transcript-assembler: warning: {where}; serving the API only\n")

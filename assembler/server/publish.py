@@ -274,7 +274,8 @@ async def publish(paths: list[str], out: Path, *, static_dir: Path, max_line_byt
     for entry in list_entries(listing):
         sid = entry["id"]
         meta, key = metas[sid]
-        name = os.path.relpath(meta.path, cwd) if meta.path.is_relative_to(cwd) else str(meta.path)
+        name = registry.location(meta.path) or (os.path.relpath(meta.path, cwd) if meta.path.is_relative_to(cwd)
+                                                else str(meta.path))
         if entry["status"] == "damaged":
             report.errors.append(error_line(name, meta, key, entry.get("error")))
         found: list[Found] = []

@@ -11,7 +11,9 @@ Memory and the event loop: the session list is built from per-file metadata
 of file bytes (a followed session is never evicted). An unknown id rescans the roots in a worker thread, at most
 once per ``RESCAN_INTERVAL`` seconds (a request waits for the next one), shared by the requests waiting for it.
 A file whose reading fails in a way no rule foresaw is listed as damaged with that error; the others are listed as
-usual.
+usual. A root in object storage (``s3://...``: ``remote_root``) is listed from the store at each scan and each of its
+objects is fetched into a private spool file before the list or a page reads it; its sessions are never followed.
+Over 400 lines: the roots, the scan and the lookups are one concept (the only way from an id to a file).
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ from ..errors import SessionFileError
 from ..formats import SUFFIXES
 from ..interop.claude_layout import SIDECAR, SIDECAR_MAX, layout_context, project_of, sidecar_of
 from ..logfile import DEFAULT_MAX_LINE_BYTES
+from ..store.remote import RemoteError, is_remote
 from .catalog import Catalog, FileMeta
 from .projects import Projects
+from .remote_root import RemoteRoot
 from .source import SessionSource
 
 log = logging.getLogger("assembler.server")  # one logger for the whole server package
@@ -168,8 +172,12 @@ class SessionRegistry:
         self._scan_lock: asyncio.Lock | None = None
         self.roots: list[tuple[str, Path]] = []
         labels: set[str] = set()
+        self.remote: dict[Path, RemoteRoot] = {}  # spool folder -> the object storage prefix it mirrors
         for root in roots:
-            path = Path(root).resolve()
+            if isinstance(root, str) and is_remote(root):
+                spool = RemoteRoot(root, _candidate)
+                self.remote[spool.path] = spool
+            path = spool.path if isinstance(root, str) and is_remote(root) else Path(root).resolve()
             base = _strip_suffix(path.name) if path.is_file() else path.name or "root"
             label, k = base, 2
             while label in labels:
@@ -205,13 +213,41 @@ class SessionRegistry:
                     ids[label] = root
                     root_of[root] = root
                 continue
-            for rel, resolved in _session_files(root):
+            for rel, resolved in self._files(root):
                 sid = _strip_suffix(rel)
                 if (f"{label}/{sid}" if prefix else sid) in ids:
                     sid = rel  # a.jsonl and a.jsonl.zst side by side: the second keeps its file name
                 ids[f"{label}/{sid}" if prefix else sid] = resolved
                 root_of.setdefault(resolved, root)
         return ids, root_of
+
+    def _files(self, root: Path) -> Iterator[tuple[str, Path]]:
+        """A root's session files: a folder's scan, or the listing of an object storage prefix (a prefix that
+        cannot be listed now lists nothing, with a warning: the others stand)."""
+        spool = self.remote.get(root)
+        if spool is None:
+            return _session_files(root)
+        try:
+            return spool.files()
+        except RemoteError as exc:
+            log.warning("cannot list %s: %s", spool.url, exc.strerror)
+            return iter(())
+
+    def fetch(self, path: Path) -> None:
+        """Bring a file of an object storage root up to its listed version (nothing for a local file). Blocking.
+
+        Raises:
+            RemoteError: the object cannot be read now.
+        """
+        spool = self.remote.get(self._root_of.get(path, path))
+        if spool is not None:
+            spool.ensure(path)
+
+    def location(self, path: Path) -> str | None:
+        """Where a file of an object storage root lives (``s3://bucket/key``), to name it in messages; None for a
+        local file."""
+        spool = self.remote.get(self._root_of.get(path, path))
+        return spool.location_of(path) if spool is not None else None
 
     async def rescan(self) -> dict[str, Path]:
         """Scan the roots again in a worker thread, at most once per ``RESCAN_INTERVAL``: a caller who asked after
@@ -242,6 +278,8 @@ class SessionRegistry:
             found = self._resolve(session_id)
         if found is not None and found not in self.sources and found[0] in self._root_of:
             await asyncio.to_thread(self.prime, found[0])
+        if found is not None and self.remote:
+            await asyncio.to_thread(self._fetched, session_id, found[0])
         return self._found(session_id, found)
 
     def lookup(self, session_id: str) -> SessionSource:
@@ -256,6 +294,8 @@ class SessionRegistry:
             found = self._resolve(session_id)
         if found is not None and found not in self.sources and found[0] in self._root_of:
             self.prime(found[0])
+        if found is not None and self.remote:
+            self._fetched(session_id, found[0])
         return self._found(session_id, found)
 
     def _known(self, session_id: str) -> tuple[Path, str | None] | None:
@@ -277,6 +317,13 @@ class SessionRegistry:
         if meta is not None and meta.format is not None and key not in {s.key for s in meta.sessions}:
             return None  # a file read by the list that holds no such session
         return path, key
+
+    def _fetched(self, session_id: str, path: Path) -> None:
+        try:
+            self.fetch(path)
+        except RemoteError as exc:
+            raise HTTPException(502, f"cannot read session {session_id!r} from object storage: {exc.strerror}"
+                                ) from None
 
     def _found(self, session_id: str, found: tuple[Path, str | None] | None) -> SessionSource:
         if found is None or not found[0].is_file():
@@ -322,6 +369,11 @@ class SessionRegistry:
         root = root if root is not None else self._root_of.get(path)
         if root is None:
             return None
+        try:
+            self.fetch(path)
+        except OSError as exc:  # an object that cannot be fetched now is not listed, as an unreadable file is not
+            log.warning("cannot read %s: %s", self.location(path), exc.strerror)
+            return None
         meta = self.catalog.meta(path, root, self.projects.context(path, root, context_of(path)))
         try:
             meta.refresh_sync()
@@ -340,6 +392,7 @@ class SessionRegistry:
             source = self.sources[(path, key)] = SessionSource(
                 path, self.poll_interval, root=self._root_of[path], max_line_bytes=self.max_line_bytes, key=key,
                 context=self._context(path))
+            source.snapshot = self._root_of[path] in self.remote
         self.sources.move_to_end((path, key))
         return source
 

@@ -36,6 +36,7 @@ from .identity import Identity, compare, identity_of
 from .listing import SessionFacts
 
 __all__ = [
+    "NOT_FOLLOWED",
     "Follower",
     "SessionSource",
     "event_frames",
@@ -79,6 +80,12 @@ class Follower:
         return data
 
 
+NOT_FOLLOWED = {"error": "not-followed", "line": None, "seq": None, "following": False,
+                "detail": "a session in object storage is read as the object was when listed and is not followed "
+                          "(reload the page for a newer copy)"}
+"""The follow stream's ``event: error`` for a snapshot source: it cannot be followed."""
+
+
 def event_frames(events: Iterable[dict[str, Any]]) -> bytes:
     """SSE frames for live events: ``id:`` is the seq (a reconnecting EventSource sends it as Last-Event-ID)."""
     return b"".join(b"id: %d\ndata: %s\n\n" % (e["seq"], encode({"type": "event", "event": e})) for e in events)
@@ -107,6 +114,7 @@ class SessionSource:
         self.lock = asyncio.Lock()
         self.subscribers: set[Follower] = set()
         self.watcher: asyncio.Task[None] | None = None
+        self.snapshot = False  # a copy of an object in object storage (``remote_root``): read, never followed
         self._reset()
 
     def _reset(self) -> None:
@@ -141,8 +149,8 @@ class SessionSource:
 
     @property
     def followable(self) -> bool:
-        """New records can arrive while followed: a plain line format (its growth is read on)."""
-        return appends(self._loader) or self._loader.format is None
+        """New records can arrive while followed: a plain line format (its growth is read on), not a snapshot."""
+        return not self.snapshot and (appends(self._loader) or self._loader.format is None)
 
     @property
     def bytes_read(self) -> int:
@@ -298,7 +306,10 @@ class SessionSource:
         async with self.lock:
             await self._update_locked()
             frame = await self._snapshot_frame(max_messages)
-            if self.followable:
+            if self.snapshot:  # the stream says so and ends, rather than stay open with nothing ever to come
+                follower.push(b"event: error\ndata: %s\n\n" % encode(NOT_FOLLOWED))
+                follower.close()
+            elif self.followable:
                 self.subscribers.add(follower)
                 if self.watcher is None or self.watcher.done():
                     self.watcher = asyncio.get_running_loop().create_task(self._watch(), name=f"watch {self.path}")

@@ -4,7 +4,8 @@ chosen from the file's content (``store.loader.AnyLoader``); saving picks our fo
 
 Rules: loading gives the same ``LoadResult`` whatever the format (our records packed, seq/time rebuilt; another
 harness's log mapped onto our events); a file holding several sessions (an Inspect log) gives the one named by
-``key``, or all of them with ``load_sessions``. Saving writes storage records as they are (rows stay rows) and
+``key``, or all of them with ``load_sessions``. A location in object storage (``s3://...``: ``store.remote``) is
+read in ranged pieces through the same loader. Saving writes storage records as they are (rows stay rows) and
 atomically (``store.atomic``: a temporary file renamed over the target), so a failed or interrupted save never leaves
 a half-written output, and never writes over an input.
 """
@@ -19,13 +20,14 @@ from typing import IO, Any
 from ..formats import Format
 from ..interop.base import SessionLog
 from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
-from . import zstd
+from . import remote, zstd
 from .atomic import atomic_output
 from .jsonl import write_jsonl
 from .loader import AnyLoader
 from .sqlite import is_sqlite_path, read_sqlite, write_sqlite
 
-__all__ = ["load_any", "load_sessions", "save_any", "output_stream", "session_format", "sniff", "is_sqlite_path"]
+__all__ = ["load_any", "file_size", "load_sessions", "save_any", "output_stream", "session_format", "sniff",
+           "is_sqlite_path"]
 
 _READ = 256 << 10
 
@@ -40,6 +42,17 @@ def session_format(path: str | os.PathLike[str]) -> str:
 
 def _read(path: str | os.PathLike[str], loader: AnyLoader, progress: Callable[[int, int], None] | None,
           *, until_known: bool = False) -> None:
+    if isinstance(path, str) and remote.is_remote(path):
+        def take(piece: bytes) -> bool:
+            loader.feed(piece)
+            return not (loader.needs_path or loader.result.error is not None
+                        or (until_known and loader.format is not None))
+
+        remote.open_remote(path, take, progress)
+        if loader.needs_path:
+            raise remote.RemoteError("a SQLite session in object storage cannot be read in place: copy it to a "
+                                     "local file first")
+        return
     with open(os.fspath(path), "rb", buffering=0) as raw:
         total = os.fstat(raw.fileno()).st_size
         done = 0
@@ -57,6 +70,16 @@ def _read(path: str | os.PathLike[str], loader: AnyLoader, progress: Callable[[i
             progress(total, total)
 
 
+def file_size(path: str | os.PathLike[str]) -> int:
+    """The size in bytes of a session file, local or in object storage (``store.remote``).
+
+    Raises:
+        OSError: it cannot be looked at (``RemoteError`` for a remote one).
+    """
+    p = os.fspath(path)
+    return remote.stat_remote(p).size if remote.is_remote(p) else os.path.getsize(p)
+
+
 def sniff(path: str | os.PathLike[str]) -> Format | None:
     """The format of a file as ``formats.detect`` sees it (None: not a known format, or compressed by zstd with
     the log inside not yet known from its head).
@@ -64,7 +87,8 @@ def sniff(path: str | os.PathLike[str]) -> Format | None:
     Raises:
         OSError: the file cannot be read.
     """
-    loader = AnyLoader(os.fspath(path))
+    p = os.fspath(path)
+    loader = AnyLoader(p)
     _read(path, loader, None, until_known=True)
     if loader.format is None and loader.result.error is None:
         loader.finish()
@@ -81,8 +105,8 @@ def _loader(path: str | os.PathLike[str], *, strict: bool, progress: Callable[[i
     if loader.needs_path:
         return loader, read_sqlite(p, max_line_bytes=max_line_bytes)
     result = loader.finish()
-    if loader.format is None and is_sqlite_path(p) and result.error is not None:
-        return loader, read_sqlite(p, max_line_bytes=max_line_bytes)  # not SQLite: its reader says so, naming it
+    if loader.format is None and is_sqlite_path(p) and not remote.is_remote(p) and result.error is not None:
+        return loader, read_sqlite(p, max_line_bytes=max_line_bytes)  # not SQLite: its reader says, naming it
     return loader, result
 
 
