@@ -203,7 +203,10 @@ initFiles({
   onFolder: (name, files) => void guarded(`Reading the folder ${name}`, () => openFolder(name, files)),
 });
 // Compare two runs (compare.mjs): a row's Compare button, then another row; or #compare=ID_A,ID_B.
-const compare = initCompare({ bridge, title: (id) => servedEntry(id)?.title || id, changed: redrawList });
+const compare = initCompare({ bridge, changed: redrawList, title: (id) => {
+  const title = servedEntry(id)?.title;
+  return title && title !== id ? `“${title}” (${id})` : id;
+} });
 initSessionList({
   onPick: (id) => { location.hash = `session=${encodeURIComponent(id)}`; },
   onCompare: (id, button) => compare.choose(id, button),

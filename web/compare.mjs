@@ -118,6 +118,13 @@ export function initCompare(app) {
 
   // ---- the view
 
+  const exports = /** @type {HTMLButtonElement[]} */ ([...root.querySelectorAll("button[data-compare-export]")]);
+  /** The export buttons work once a comparison is open in the worker. @param {boolean} on */
+  const setReady = (on) => {
+    ready = on;
+    for (const b of exports) b.disabled = !on;
+  };
+
   const setShown = (/** @type {boolean} */ on) => {
     root.hidden = !on;
     if (on) document.documentElement.dataset.compare = "1";
@@ -202,7 +209,7 @@ export function initCompare(app) {
   const open = async (a, b) => {
     const mine = ++generation;
     shown = { a, b };
-    ready = false;
+    setReady(false);
     void bridge.ready.then(() => bridge.call("compareClose")).catch(() => {});
     clearView();
     setShown(true);
@@ -224,7 +231,7 @@ export function initCompare(app) {
         const side = value.error.side === "b" ? "B" : "A";
         throw new Error(`session ${side} “${value.error.id}” could not be compared: ${value.error.text}`);
       }
-      ready = true;
+      setReady(true);
       draw(value, bytes, performance.now() - t0);
     } catch (err) {
       if (mine !== generation) return;
@@ -272,7 +279,7 @@ export function initCompare(app) {
   const close = () => {
     generation++;
     shown = null;
-    ready = false;
+    setReady(false);
     clearView();
     setShown(false);
     clearAlert("compare");
@@ -295,8 +302,7 @@ export function initCompare(app) {
     void open(pair.a, pair.b);
   };
 
-  for (const button of root.querySelectorAll("button[data-compare-export]")) {
-    const b = /** @type {HTMLButtonElement} */ (button);
+  for (const b of exports) {
     b.addEventListener("click", async () => {
       b.disabled = true;
       try {
@@ -308,7 +314,7 @@ export function initCompare(app) {
       } catch (err) {
         setAlert("compare", `Exporting the comparison failed: ${/** @type {Error} */ (err).message}.`);
       } finally {
-        b.disabled = false;
+        b.disabled = !ready;
       }
     });
   }

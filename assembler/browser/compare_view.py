@@ -86,7 +86,9 @@ class CompareMixin:
         a, b = sides
         folded = elapsed_ms(t0)
         comparison = compare(a.nodes, b.nodes, failed=tool_error)
-        title = f"{a.title or a.id} vs {b.title or b.id}"
+        named_a, named_b = a.title or a.id, b.title or b.id
+        # Two runs of one task often share their title (their first prompt): then the ids tell them apart.
+        title = f"{named_a} vs {named_b}" if named_a != named_b else f"{a.id} vs {b.id}: {named_a}"
         self._compared = _Compared(a, b, comparison, title)
         summary = session_summary_html(comparison, label_a=a.label, label_b=b.label)
         turns = [{"index": t.index, "match": t.match, "matchLabel": MATCH_LABELS[t.match], "title": turn_title(t),
