@@ -233,6 +233,15 @@ function onListKey(event) {
     case "ArrowUp": next = Math.max(0, at - 1); break;
     case "Home": next = 0; break;
     case "End": next = buttons.length - 1; break;
+    case "c": { // the row's Compare button, from the keyboard (the button itself is no Tab stop)
+      if (!item?.querySelector(":scope > .session-compare")) return;
+      event.preventDefault();
+      event.stopPropagation();
+      list.onCompare(uid, true);
+      draw();
+      focusEntry(uid);
+      return;
+    }
     case "ArrowRight":
       if (item?.querySelector(":scope > .session-expand") && !list.expanded.has(uid)) {
         event.preventDefault();

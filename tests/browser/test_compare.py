@@ -112,9 +112,21 @@ def test_the_list_compare_button_then_another_row_opens_the_comparison(compared:
     bar = compared.locator("#compare-pick")
     assert bar.is_visible()
     assert "choose another session" in bar.inner_text()
-    # Cancel forgets the first pick; the row opens as a session again.
+    assert compared.locator("#session-list button[data-compare='cmp-base']").get_attribute("aria-pressed") == "true"
+    # Cancel, Escape or the same Compare button again forget the first pick.
     compared.click("#compare-pick-cancel")
     assert bar.is_hidden()
+    compared.click("#session-list button[data-compare='cmp-base']")
+    compared.keyboard.press("Escape")
+    assert bar.is_hidden()
+    compared.click("#session-list button[data-compare='cmp-base']")
+    compared.click("#session-list button[data-compare='cmp-base']")
+    assert bar.is_hidden()
+    # From the keyboard: c on a focused row is its Compare button.
+    compared.focus("#session-list button[data-id='cmp-other']")
+    compared.keyboard.press("c")
+    assert bar.is_visible() and "cmp-other" in bar.inner_text()
+    compared.click("#compare-pick-cancel")
     compared.click("#session-list button[data-compare='cmp-base']")
     compared.click("#session-list button[data-id='cmp-other']")
     compared.wait_for_selector("#compare[data-state='shown']", timeout=30_000)
