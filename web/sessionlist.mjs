@@ -9,7 +9,8 @@
 // its file and status. Sorted by last activity (a toggle: groups by their newest entry), filtered by title, file,
 // id or project (a parent stays to show a matching child), reached with one Tab stop: arrow keys, Home and End move
 // within the list (a roving tabindex), ArrowRight / ArrowLeft open and close a parent's children. The sidebar
-// collapses.
+// collapses. A served row has a Compare button (`c` on the focused row), which compare.mjs handles. Over 400 lines:
+// one concept, the list's rows and their keyboard, drawn in one place (grouping lives in sessiongroups.mjs).
 import { els } from "./dom.mjs";
 import { listSessions } from "./sessions.mjs";
 import { describeTime, factsLine, grouped, localUid, usageTitle } from "./sessiongroups.mjs";
