@@ -344,14 +344,15 @@ def write_formats(out: Path) -> None:
 
 
 def write_stylesheet(out: Path) -> int:
-    """Writes transcript.css from ``assembler.render.stylesheet()``; returns its size in bytes."""
+    """Writes transcript.css from ``assembler.render.stylesheet()`` and the comparison's rules; returns its size."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     try:
         from assembler.render import stylesheet
+        from assembler.render.compare import COMPARE_CSS
     except ImportError as exc:
         raise BuildError(f"cannot import assembler.render ({exc}): run the build with .venv/bin/python") from None
-    css = stylesheet()
+    css = stylesheet() + COMPARE_CSS  # the page's compare view (web/compare.mjs) uses the static page's rules
     if 'style="' in css or "<" in css:
         raise BuildError("the generated stylesheet looks wrong (markup in it)")
     path = out / "transcript.css"

@@ -24,6 +24,7 @@
 //   replay()         the "Replay benchmark" panel's run: the open window replayed scalar and packed (replay.mjs)
 //   replayPage(bytes) one SessionPage replayed in a scratch window, stage by stage (perf.bench_browser)
 // With ?test=1 only: runPython(code), state, view, timeline (page-side boot marks).
+import { initCompare } from "./compare.mjs";
 import { TEST_MODE } from "./config.mjs";
 import { els } from "./dom.mjs";
 import { initFeatures } from "./features.mjs";
@@ -38,8 +39,8 @@ import { initReplay } from "./replay.mjs";
 import { initRowTools, rowTools } from "./rowtools.mjs";
 import { bridge, hooks, state, view } from "./runtime.mjs";
 import { fetchPage } from "./sessions.mjs";
-import { currentFolderEntry, folderEntries, initSessionList, localUid, markCurrent, refreshSessions, setLocal }
-  from "./sessionlist.mjs";
+import { currentFolderEntry, folderEntries, initSessionList, localUid, markCurrent, redrawList, refreshSessions,
+  servedEntry, setLocal } from "./sessionlist.mjs";
 import { bootFailed, bootReady, fileProgress, setAlert, setBootStage } from "./status.mjs";
 import { initTheme } from "./theme.mjs";
 import { initTextSearch } from "./textsearch.mjs";
@@ -201,8 +202,15 @@ initFiles({
   onFile: (file) => void guarded(`Opening ${file.name}`, () => openFileAndSeek(file)),
   onFolder: (name, files) => void guarded(`Reading the folder ${name}`, () => openFolder(name, files)),
 });
+// Compare two runs (compare.mjs): a row's Compare button, then another row; or #compare=ID_A,ID_B.
+const compare = initCompare({ bridge, changed: redrawList, title: (id) => {
+  const title = servedEntry(id)?.title;
+  return title && title !== id ? `“${title}” (${id})` : id;
+} });
 initSessionList({
   onPick: (id) => { location.hash = `session=${encodeURIComponent(id)}`; },
+  onCompare: (id, button) => compare.choose(id, button),
+  comparing: () => compare.picking(),
   onPickLocal: (entry, kind) => void guarded(`Opening ${entry.file}`, () => (kind === "folder"
     ? openFileAndSeek(null, { local: entry.local?.path, key: entry.local?.key ?? null })
     : openFileAndSeek(localFile, { key: entry.local?.key ?? null }))),

@@ -140,6 +140,7 @@ function followScroll() {
   pending = null;
   if (state.mode !== "live" && state.mode !== "file") return;
   if (linkHeld) return; // the shared link is kept until the reader moves
+  if (document.documentElement.dataset.compare) return; // the comparison (compare.mjs) owns the URL while shown
   if (els.transcript.hidden) return; // another view is shown: the chat's place is not the reader's
   const el = view.firstInView();
   const seq = el ? Number(el.dataset.seq) : NaN;
@@ -158,7 +159,7 @@ function onScroll() {
   // Only the reader scrolling up loads more: never a short first screen, never the page's own scrolling.
   const up = doc.scrollTop < lastTop && performance.now() - lastInput < USER_SCROLL_MS;
   lastTop = doc.scrollTop;
-  if (up && !els.transcript.hidden && doc.scrollTop <= LOAD_OLDER_NEAR_TOP_PX && state.canLoadOlder && view.order.length && !els.older.hidden) {
+  if (up && !els.transcript.hidden && !document.documentElement.dataset.compare && doc.scrollTop <= LOAD_OLDER_NEAR_TOP_PX && state.canLoadOlder && view.order.length && !els.older.hidden) {
     void loadOlder();
   }
 }

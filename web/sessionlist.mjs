@@ -9,7 +9,8 @@
 // its file and status. Sorted by last activity (a toggle: groups by their newest entry), filtered by title, file,
 // id or project (a parent stays to show a matching child), reached with one Tab stop: arrow keys, Home and End move
 // within the list (a roving tabindex), ArrowRight / ArrowLeft open and close a parent's children. The sidebar
-// collapses.
+// collapses. A served row has a Compare button (`c` on the focused row), which compare.mjs handles. Over 400 lines:
+// one concept, the list's rows and their keyboard, drawn in one place (grouping lives in sessiongroups.mjs).
 import { els } from "./dom.mjs";
 import { listSessions } from "./sessions.mjs";
 import { describeTime, factsLine, grouped, localUid, usageTitle } from "./sessiongroups.mjs";
@@ -26,10 +27,12 @@ export { localUid };
 /** @type {{sessions: SessionEntry[] | null, folder: ListSource | null, file: ListSource | null, sort: SortOrder,
  *          filter: string, current: string | null, warmups: boolean, pending: number, expanded: Set<string>,
  *          onPick: (id: string) => void, onPickLocal: (entry: SessionEntry, source: "folder" | "file") => void,
+ *          onCompare: (id: string, button: boolean) => void, comparing: () => string | null,
  *          loaded: boolean, byUid: Map<string, {entry: SessionEntry, source: ListSource}>}} */
 const list = {
   sessions: null, folder: null, file: null, sort: "newest", filter: "", current: null, warmups: false, pending: 0,
-  expanded: new Set(), onPick: () => {}, onPickLocal: () => {}, loaded: false, byUid: new Map(),
+  expanded: new Set(), onPick: () => {}, onPickLocal: () => {}, onCompare: () => {}, comparing: () => null,
+  loaded: false, byUid: new Map(),
 };
 
 /** @type {Record<SortOrder, {label: string, next: SortOrder}>} */
@@ -73,8 +76,8 @@ export function fileLabels(entries) {
 /** @type {Map<SessionEntry, string>} the file labels of the list drawn last (``fileLabels``) */
 let labels = new Map();
 
-/** @param {Row} row @param {number} depth */
-function entryItem(row, depth) {
+/** @param {Row} row @param {number} depth @param {boolean} served */
+function entryItem(row, depth, served) {
   const s = row.entry;
   const fileLabel = labels.get(s) ?? s.file;
   const li = el("li", depth ? "session-entry session-child" : "session-entry");
@@ -98,6 +101,18 @@ function entryItem(row, depth) {
   if (s.warmup) button.append(el("span", "session-meta", "warm-up"));
   button.title = `${s.title || s.file}\n${s.cwd ? `${s.cwd}\n` : ""}${s.path}`;
   li.append(button);
+  if (served) { // compare.mjs: this row and another, side by side
+    const compare = el("button", "session-compare small-button", "Compare");
+    compare.setAttribute("type", "button");
+    compare.tabIndex = -1; // the list keeps one Tab stop (the row's own button)
+    compare.dataset.compare = row.uid;
+    const picked = list.comparing();
+    compare.setAttribute("aria-pressed", picked === row.uid ? "true" : "false");
+    compare.title = picked === row.uid ? "Cancel the comparison" : picked ? "Compare with this session"
+      : "Compare this session with another (then choose the other)";
+    compare.setAttribute("aria-label", `Compare ${name}`);
+    li.append(compare);
+  }
   if (row.children.length) {
     const open = list.expanded.has(row.uid);
     const toggle = el("button", "session-expand small-button",
@@ -110,7 +125,7 @@ function entryItem(row, depth) {
     li.append(toggle);
     if (open) {
       const ul = el("ul", "session-children");
-      ul.append(...row.children.map((child) => entryItem(child, depth + 1)));
+      ul.append(...row.children.map((child) => entryItem(child, depth + 1, served)));
       li.append(ul);
     }
   }
@@ -150,7 +165,7 @@ function draw() {
       const head = el("h3", "group-head", group.label);
       head.title = group.key || group.label;
       const ul = el("ul", "group-entries");
-      ul.append(...group.rows.map((row) => entryItem(row, 0)));
+      ul.append(...group.rows.map((row) => entryItem(row, 0, source.kind === "served")));
       li.append(head, ul);
       items.push(li);
       shown += group.rows.length;
@@ -175,6 +190,11 @@ function draw() {
   els.sessionList.dataset.count = String(shown);
   els.warmups.hidden = warm === 0;
   els.warmupsLabel.textContent = ` Warm-ups (${formatCount(warm)})`;
+}
+
+/** Draws the list again (a change of state its rows show: the session picked first for a comparison). */
+export function redrawList() {
+  if (!els.sessions.hidden) draw();
 }
 
 /** @returns {HTMLButtonElement[]} */
@@ -214,6 +234,15 @@ function onListKey(event) {
     case "ArrowUp": next = Math.max(0, at - 1); break;
     case "Home": next = 0; break;
     case "End": next = buttons.length - 1; break;
+    case "c": { // the row's Compare button, from the keyboard (the button itself is no Tab stop)
+      if (!item?.querySelector(":scope > .session-compare")) return;
+      event.preventDefault();
+      event.stopPropagation();
+      list.onCompare(uid, true);
+      draw();
+      focusEntry(uid);
+      return;
+    }
     case "ArrowRight":
       if (item?.querySelector(":scope > .session-expand") && !list.expanded.has(uid)) {
         event.preventDefault();
@@ -331,15 +360,28 @@ function setCollapsed(collapsed) {
   els.sessionsToggle.title = collapsed ? "Show the session list" : "Hide the session list";
 }
 
-/** @param {{onPick: (id: string) => void, onPickLocal: (entry: SessionEntry, source: "folder" | "file") => void}} options */
-export function initSessionList({ onPick, onPickLocal }) {
+/**
+ * `onCompare(id, button)`: a served row's Compare button was clicked (`button`), or, while `comparing()` names the
+ * session picked first, a served row itself (compare.mjs).
+ * @param {{onPick: (id: string) => void, onPickLocal: (entry: SessionEntry, source: "folder" | "file") => void,
+ *   onCompare?: (id: string, button: boolean) => void, comparing?: () => string | null}} options
+ */
+export function initSessionList({ onPick, onPickLocal, onCompare, comparing }) {
   list.onPick = onPick;
   list.onPickLocal = onPickLocal;
+  if (onCompare) list.onCompare = onCompare;
+  if (comparing) list.comparing = comparing;
   els.sessionList.addEventListener("click", (event) => {
     const target = /** @type {Element} */ (event.target);
     const expand = target.closest?.("button[data-expand]");
     if (expand instanceof HTMLButtonElement && expand.dataset.expand) {
       setExpanded(expand.dataset.expand, !list.expanded.has(expand.dataset.expand));
+      return;
+    }
+    const compare = target.closest?.("button[data-compare]");
+    if (compare instanceof HTMLButtonElement && compare.dataset.compare) {
+      list.onCompare(compare.dataset.compare, true);
+      draw();
       return;
     }
     const button = target.closest?.("button[data-id]");
@@ -348,6 +390,9 @@ export function initSessionList({ onPick, onPickLocal }) {
     if (found && found.source.kind !== "served") {
       markCurrent(button.dataset.id);
       list.onPickLocal(found.entry, found.source.kind);
+    } else if (list.comparing() !== null) {
+      list.onCompare(button.dataset.id, false);
+      draw();
     } else list.onPick(button.dataset.id);
   });
   els.sessionList.addEventListener("keydown", onListKey);

@@ -73,7 +73,7 @@ export function bootFailed(message) {
 
 // --- the alert: every error and warning, in one role="alert" element ------------------------------------------
 
-/** @typedef {"boot" | "worker" | "file" | "page" | "live" | "older" | "session" | "server" | "render" | "copy" | "replay" | "view" | "navigation"} AlertSource */
+/** @typedef {"boot" | "worker" | "file" | "page" | "live" | "older" | "session" | "server" | "render" | "copy" | "replay" | "view" | "navigation" | "compare"} AlertSource */
 /** @typedef {"error" | "warning"} AlertLevel */
 
 /** @type {Map<AlertSource, {text: string, level: AlertLevel}>} */

@@ -317,6 +317,11 @@ const OPS = {
   recordMembers: async (_id, { key, index }) => call("record_members", String(key), index),
   export: async (_id, { format, scope, title, bytes }) =>
     call("export", String(format), String(scope), String(title || ""), bytes ? bytesOf(bytes) : undefined), // undefined reaches Python as None (null would be JsNull)
+  // Compare two runs (assembler/browser/compare_view.py): both whole-session pages in, the comparison out.
+  compareOpen: async (_id, { a, b, idA, idB }) => call("compare_open", bytesOf(a), bytesOf(b), String(idA), String(idB)),
+  compareTurns: async (_id, { indices }) => call("compare_turns", indices.map(Number)),
+  compareExport: async (_id, { format }) => call("compare_export", String(format)),
+  compareClose: async () => { call("compare_close"); return null; },
   // The replay measurement (assembler/browser/replay.py), shared by the "Replay benchmark" panel and
   // perf.bench_browser: one page folded in a scratch window; the wasm heap is read right after it.
   replayPage: async (_id, { bytes }) => replayed(call("replay_page", bytesOf(bytes))),

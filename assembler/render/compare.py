@@ -23,7 +23,8 @@ from .markdown import escape
 from .markdown_export import fenced, md_text
 from .texts import duration_text, plural
 
-__all__ = ["render_comparison_html", "render_comparison_markdown", "MATCH_LABELS"]
+__all__ = ["render_comparison_html", "render_comparison_markdown", "MATCH_LABELS", "COMPARE_CSS",
+           "session_summary_html", "turn_header_html", "turn_columns_html", "nodes_by_turn", "turn_title"]
 
 MATCH_LABELS = {"same-prompt": "same prompt", "position": "paired by position (the prompts differ)",
                 "only-a": "only in A", "only-b": "only in B"}
@@ -31,8 +32,9 @@ MATCH_LABELS = {"same-prompt": "same prompt", "position": "paired by position (t
 Displays = Mapping[str, NodeDisplay]
 Row = tuple[str, str, str]
 
-_CSS = """
-.transcript { max-width: 110rem; }
+# The comparison's own rules: the static page inlines them, the viewer's build appends them to transcript.css (the
+# page's CSP allows no inline style).
+COMPARE_CSS = """
 .compare-turn { border-top: 2px solid var(--border); margin-top: 1.5rem; padding-top: .5rem; }
 .compare-summary { border-collapse: collapse; margin: .5rem 0; }
 .compare-summary th, .compare-summary td { border: 1px solid var(--border); padding: .15rem .5rem; text-align: left; }
@@ -156,12 +158,10 @@ def _side_nodes(groups: Mapping[tuple[str, str], list[ViewNode]], side: TurnSide
     return None if side is None else groups.get((type(side.turn).__name__, repr(side.turn)), [])
 
 
-def render_comparison_html(comparison: Comparison, *, title: str, label_a: str, label_b: str,
-                           nodes_a: Iterable[ViewNode], nodes_b: Iterable[ViewNode],
-                           displays_a: Displays | None = None, displays_b: Displays | None = None) -> str:
-    """The comparison as one self-contained static page (``label_a``/``label_b`` name the two sides)."""
+def session_summary_html(comparison: Comparison, *, label_a: str, label_b: str) -> str:
+    """The whole-session summary (both labels, the turn counts, the totals, tool calls by name, the final answers'
+    word diff) as one ``<section class="compare-session">``."""
     s = comparison.session
-    groups_a, groups_b = _by_turn(nodes_a), _by_turn(nodes_b)
     head = [f"<p><strong>A:</strong> {escape(label_a)}<br><strong>B:</strong> {escape(label_b)}</p>",
             f"<p>{escape(_counts(comparison))}</p>",
             _table_html(_rows(s.a, s.b), ("Session", "A", "B"))]
@@ -169,13 +169,44 @@ def render_comparison_html(comparison: Comparison, *, title: str, label_a: str, 
         head.append(_table_html(_tool_rows(s.tools), ("Tool", "A", "B")))
     if s.finalTextDiff is not None:
         head.append("<p>Final answer, A to B:</p>" + _diff_html(s.finalTextDiff))
-    parts = ['<section class="compare-session">', *head, "</section>\n"]
+    return "".join(['<section class="compare-session">', *head, "</section>\n"])
+
+
+def turn_header_html(t: TurnComparison) -> str:
+    """One aligned turn's header: its title and how it was matched, the prompt(s), the summary tables, the call
+    order and argument differences, the final texts' word diff."""
+    return _header_html(t)
+
+
+def turn_title(t: TurnComparison) -> str:
+    """``3. A turn 3 / B turn 4``: the aligned turn's number and which turn of each side it is."""
+    return _turn_title(t)
+
+
+def nodes_by_turn(nodes: Iterable[ViewNode]) -> dict[tuple[str, str], list[ViewNode]]:
+    """A side's chat nodes grouped by turn (the keys ``turn_columns_html`` looks a ``TurnSide`` up by)."""
+    return _by_turn(nodes)
+
+
+def turn_columns_html(t: TurnComparison, groups_a: Mapping[tuple[str, str], list[ViewNode]],
+                      groups_b: Mapping[tuple[str, str], list[ViewNode]], displays_a: Displays | None = None,
+                      displays_b: Displays | None = None) -> str:
+    """The two columns of one aligned turn: each side's rows of that turn as the chat export renders them."""
+    return ('<div class="compare-columns">'
+            f"{_column('A', _side_nodes(groups_a, t.a), displays_a or {})}"
+            f"{_column('B', _side_nodes(groups_b, t.b), displays_b or {})}</div>")
+
+
+def render_comparison_html(comparison: Comparison, *, title: str, label_a: str, label_b: str,
+                           nodes_a: Iterable[ViewNode], nodes_b: Iterable[ViewNode],
+                           displays_a: Displays | None = None, displays_b: Displays | None = None) -> str:
+    """The comparison as one self-contained static page (``label_a``/``label_b`` name the two sides)."""
+    groups_a, groups_b = _by_turn(nodes_a), _by_turn(nodes_b)
+    parts = [session_summary_html(comparison, label_a=label_a, label_b=label_b)]
     for t in comparison.turns:
         parts.append(f'<section class="compare-turn" id="turn-{t.index + 1}">{_header_html(t)}'
-                     '<div class="compare-columns">'
-                     f"{_column('A', _side_nodes(groups_a, t.a), displays_a or {})}"
-                     f"{_column('B', _side_nodes(groups_b, t.b), displays_b or {})}</div></section>\n")
-    return static_page(title, "".join(parts), extra_css=_CSS)
+                     f"{turn_columns_html(t, groups_a, groups_b, displays_a, displays_b)}</section>\n")
+    return static_page(title, "".join(parts), extra_css=".transcript { max-width: 110rem; }\n" + COMPARE_CSS)
 
 
 # ---- Markdown

@@ -1,0 +1,141 @@
+"""The viewer's "Compare two runs" (issue 24, the page side): two sessions' whole history pages folded, compared
+turn by turn (``assembler.compare``) and rendered by ``render.compare``, the renderer the CLI's ``compare`` uses.
+
+Rules: the same contract as ``viewer``: arguments are plain values or bytes, results msgspec JSON bytes. Each side is
+folded in an assembler of its own (``commands.exporting.fold_page``, as the CLI's ``compare`` and ``export`` do), so
+the chat window is left untouched; the comparison and both sides' nodes are kept until the next ``compare_open`` or
+``compare_close`` (the page asks for a turn's rows when it scrolls near it, and the export needs them). Every HTML
+string comes from ``render`` (escaped; the page inserts it as it inserts chat rows). A side whose page is not a valid
+``SessionPage`` or breaks the assembler contract is ``{"error": {side, text, ...}}``, naming the side. Pure apart from
+the timer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from ..commands.exporting import fold_page, session_title
+from ..compare import Comparison, compare
+from ..errors import AssemblerError
+from ..records import EventRecord, decode_page
+from ..render.compare import (
+    MATCH_LABELS,
+    nodes_by_turn,
+    render_comparison_html,
+    render_comparison_markdown,
+    session_summary_html,
+    turn_columns_html,
+    turn_header_html,
+    turn_title,
+)
+from ..render.toolrows import tool_error
+from ..views import NodeDisplay, ViewNode
+from .updates import as_bytes, elapsed_ms, encode_json, error_value
+
+__all__ = ["CompareMixin"]
+
+
+class _Side(msgspec.Struct, frozen=True):
+    id: str
+    title: str
+    nodes: list[ViewNode]
+    displays: Mapping[str, NodeDisplay]
+    groups: dict[tuple[str, str], list[ViewNode]]
+    records: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.id}: {self.title}" if self.title and self.title != self.id else self.id
+
+
+class _Compared(msgspec.Struct, frozen=True):
+    a: _Side
+    b: _Side
+    comparison: Comparison
+    title: str
+
+
+def _side(ident: str, page: Any) -> _Side:
+    session = decode_page(as_bytes(page))
+    nodes, displays = fold_page(session.records, session.hasMore)
+    title = session_title(r.event for r in session.records if isinstance(r, EventRecord)) or ""
+    return _Side(ident, title, nodes, displays, nodes_by_turn(nodes), len(session.records))
+
+
+class CompareMixin:
+    """Entry points of ``Viewer`` for comparing two sessions."""
+
+    _compared: _Compared | None = None
+
+    def compare_open(self, page_a: Any, page_b: Any, id_a: str, id_b: str) -> bytes:
+        """Folds and compares two ``SessionPage`` bytes (A the reference): ``{title, labels: {a, b}, summary: HTML,
+        counts, differences, turns: [{index, match, matchLabel, title, differences}], records: {a, b}, ms}``, or
+        ``{error: {side: "a"|"b", id, text, ...}}``. The turns' headers and rows come from ``compare_turns``."""
+        t0 = time.perf_counter()
+        self._compared = None
+        sides: list[_Side] = []
+        for name, ident, page in (("a", str(id_a), page_a), ("b", str(id_b), page_b)):
+            try:
+                sides.append(_side(ident, page))
+            except (AssemblerError, ValueError, TypeError) as exc:
+                return encode_json({"error": {**error_value(exc, "compare"), "side": name, "id": ident}})
+        a, b = sides
+        folded = elapsed_ms(t0)
+        comparison = compare(a.nodes, b.nodes, failed=tool_error)
+        named_a, named_b = a.title or a.id, b.title or b.id
+        # Two runs of one task often share their title (their first prompt): then the ids tell them apart.
+        title = f"{named_a} vs {named_b}" if named_a != named_b else f"{a.id} vs {b.id}: {named_a}"
+        self._compared = _Compared(a, b, comparison, title)
+        summary = session_summary_html(comparison, label_a=a.label, label_b=b.label)
+        turns = [{"index": t.index, "match": t.match, "matchLabel": MATCH_LABELS[t.match], "title": turn_title(t),
+                  "differences": t.differences} for t in comparison.turns]
+        return encode_json({"title": title, "labels": {"a": a.label, "b": b.label}, "summary": summary,
+                            "counts": msgspec.to_builtins(comparison.session.turns),
+                            "differences": comparison.session.differences, "turns": turns,
+                            "records": {"a": a.records, "b": b.records},
+                            "ms": {"fold": folded, "total": elapsed_ms(t0)}})
+
+    def compare_turns(self, indices: Sequence[int]) -> bytes:
+        """``{turns: {INDEX: {header, columns}}}``: the HTML of the aligned turns asked for (header: how it was
+        matched and what differs; columns: each side's rows as the chat export renders them)."""
+        c = self._compared
+        if c is None:
+            return encode_json({"error": {"where": "compare", "text": "no comparison is open", "message": ""}})
+        out: dict[str, dict[str, str]] = {}
+        for i in indices:
+            index = int(i)
+            if 0 <= index < len(c.comparison.turns):
+                t = c.comparison.turns[index]
+                out[str(index)] = {"header": turn_header_html(t),
+                                   "columns": turn_columns_html(t, c.a.groups, c.b.groups, c.a.displays,
+                                                                c.b.displays)}
+        return encode_json({"turns": out})
+
+    def compare_export(self, fmt: str = "html") -> bytes:
+        """``{text, name, ms}``: the open comparison as the CLI's ``compare`` writes it (``html`` or ``md``)."""
+        t0 = time.perf_counter()
+        c = self._compared
+        if c is None:
+            return encode_json({"error": {"where": "compare", "text": "no comparison is open", "message": ""}})
+        fmt = "md" if fmt == "md" else "html"
+        if fmt == "md":
+            text = render_comparison_markdown(c.comparison, title=c.title, label_a=c.a.label, label_b=c.b.label)
+        else:
+            text = render_comparison_html(c.comparison, title=c.title, label_a=c.a.label, label_b=c.b.label,
+                                          nodes_a=c.a.nodes, nodes_b=c.b.nodes, displays_a=c.a.displays,
+                                          displays_b=c.b.displays)
+        return encode_json({"text": text, "name": f"compare-{_stem(c.a.id)}-{_stem(c.b.id)}.{fmt}",
+                            "ms": elapsed_ms(t0)})
+
+    def compare_close(self) -> None:
+        """Forgets the open comparison (both sides' nodes)."""
+        self._compared = None
+
+
+def _stem(name: str) -> str:
+    stem = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name).strip("-.")
+    return stem[:40] or "session"

@@ -1,0 +1,166 @@
+"""Compare two runs in the page (issue 24, the page side): two served sessions chosen in the list (Compare, then
+another row) or by #compare=ID_A,ID_B, compared in the worker by ``assembler.compare`` and shown turn by turn
+(``assembler/browser/compare_view.py`` over ``render/compare.py``), exported as HTML and Markdown, and an unknown
+id said in the one alert. The sessions are generated here (``session_builder``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+import pytest
+from playwright.sync_api import Page
+from session_builder import Session
+
+if TYPE_CHECKING:
+    from conftest import Viewer
+
+
+def run(sid: str, prompts: list[str], *, path_arg: str = "notes.txt", answer: str = "All done") -> bytes:
+    """A session of one turn per prompt: a ``read`` tool call (argument ``path_arg`` in the turn "look"), its
+    result, then a final answer."""
+    s = Session(sid)
+    for n, prompt in enumerate(prompts, 1):
+        s.user(prompt)
+        arg = path_arg if prompt == "look" else f"file-{n}.txt"
+        s.assistant([("text", f"Reading for {prompt}.")], calls=[(f"call-{n}", "read", f'{{"path": "{arg}"}}')])
+        s.tool_result(f"call-{n}", f"contents of {arg}")
+        s.end_step()
+        s.assistant([("text", f"{answer} with {prompt}.")])
+        s.end_step()
+        s.end_turn()
+    return s.to_bytes()
+
+
+@pytest.fixture(scope="module")
+def compared(viewer: Viewer) -> Page:
+    folder: Path = viewer.served.sessions
+    (folder / "cmp-base.jsonl").write_bytes(run("cmp-base", ["start", "look", "finish"]))
+    # One inserted turn ("check") and another argument of the "look" turn's call.
+    (folder / "cmp-other.jsonl").write_bytes(run("cmp-other", ["start", "check", "look", "finish"],
+                                                path_arg="other.txt"))
+    page = viewer.page
+    for box in ("#session-filter", "#search"):  # earlier tests may leave them filled
+        page.fill(box, "")
+    page.click("#refresh-sessions")
+    page.wait_for_selector("#session-list button[data-id='cmp-other']")
+    return page
+
+
+def open_compare(page: Page, a: str, b: str) -> None:
+    page.evaluate("(h) => { location.hash = h; }", f"#compare={quote(a, safe='')},{quote(b, safe='')}")
+    page.wait_for_selector("#compare[data-state='shown'], #compare[data-state='error']", timeout=30_000)
+
+
+def turn_matches(page: Page) -> list[str]:
+    return list(page.evaluate("() => [...document.querySelectorAll('#compare-turns .compare-turn')]"
+                              ".map((s) => s.dataset.match)"))
+
+
+def wait_filled(page: Page, n: int) -> None:
+    page.wait_for_function("(n) => Number(document.getElementById('compare').dataset.filled || 0) >= n", arg=n,
+                           timeout=15_000)
+
+
+def test_a_session_against_itself_reports_no_difference(compared: Page) -> None:
+    open_compare(compared, "cmp-base", "cmp-base")
+    root = compared.locator("#compare")
+    assert root.get_attribute("data-state") == "shown"
+    assert root.get_attribute("data-same") == "1"
+    assert "No difference" in compared.locator("#compare-status").inner_text()
+    assert turn_matches(compared) == ["same-prompt"] * 3
+    wait_filled(compared, 3)
+    # No row of any summary table is marked as differing, and no final-text diff has insertions or deletions.
+    assert compared.locator("#compare .compare-summary tr.differs").count() == 0
+    assert compared.locator("#compare ins, #compare del").count() == 0
+    # The chat view is out of the way while the comparison is shown.
+    assert not compared.locator("#view-root").is_visible()
+    assert compared.locator("#alert").is_hidden()
+
+
+def test_two_runs_align_an_inserted_turn_and_name_the_other_argument(compared: Page) -> None:
+    open_compare(compared, "cmp-base", "cmp-other")
+    root = compared.locator("#compare")
+    assert root.get_attribute("data-same") == "0"
+    assert turn_matches(compared) == ["same-prompt", "only-b", "same-prompt", "same-prompt"]
+    titles = compared.locator("#compare-turns .compare-turn .compare-match").all_inner_texts()
+    assert titles == ["same prompt", "only in B", "same prompt", "same prompt"]
+    wait_filled(compared, 4)
+    look = compared.locator("#compare-turn-3")
+    assert "arguments" in (look.get_attribute("data-differences") or "").split()
+    args = look.locator(".compare-args").inner_text()
+    assert "notes.txt" in args and "other.txt" in args
+    # Each side's rows are the chat export's rows: the prompt and the tool call on both sides of the "look" turn.
+    sides = look.locator(".compare-side")
+    assert sides.count() == 2
+    for i in range(2):
+        assert sides.nth(i).locator("article.node").count() >= 3
+        assert "look" in sides.nth(i).inner_text()
+    inserted = compared.locator("#compare-turn-2 .compare-side")
+    assert "No such turn" in inserted.nth(0).inner_text()
+    assert "check" in inserted.nth(1).inner_text()
+    # The session summary says how the turns were matched.
+    summary = compared.locator("#compare-summary").inner_text()
+    assert "3 turns with the same prompt, 0 paired by position, 0 only in A, 1 only in B" in summary
+
+
+def test_the_list_compare_button_then_another_row_opens_the_comparison(compared: Page) -> None:
+    compared.evaluate("() => { location.hash = ''; }")
+    compared.wait_for_selector("#compare", state="hidden")
+    compared.click("#session-list button[data-compare='cmp-base']")
+    bar = compared.locator("#compare-pick")
+    assert bar.is_visible()
+    assert "choose another session" in bar.inner_text()
+    assert compared.locator("#session-list button[data-compare='cmp-base']").get_attribute("aria-pressed") == "true"
+    # Cancel, Escape or the same Compare button again forget the first pick.
+    compared.click("#compare-pick-cancel")
+    assert bar.is_hidden()
+    compared.click("#session-list button[data-compare='cmp-base']")
+    compared.keyboard.press("Escape")
+    assert bar.is_hidden()
+    compared.click("#session-list button[data-compare='cmp-base']")
+    compared.click("#session-list button[data-compare='cmp-base']")
+    assert bar.is_hidden()
+    # From the keyboard: c on a focused row is its Compare button.
+    compared.focus("#session-list button[data-id='cmp-other']")
+    compared.keyboard.press("c")
+    assert bar.is_visible() and "cmp-other" in bar.inner_text()
+    compared.click("#compare-pick-cancel")
+    compared.click("#session-list button[data-compare='cmp-base']")
+    compared.click("#session-list button[data-id='cmp-other']")
+    compared.wait_for_selector("#compare[data-state='shown']", timeout=30_000)
+    assert bar.is_hidden()
+    assert compared.evaluate("() => location.hash") == "#compare=cmp-base,cmp-other"
+    assert turn_matches(compared) == ["same-prompt", "only-b", "same-prompt", "same-prompt"]
+
+
+def test_the_export_downloads_html_and_markdown_with_both_sides(compared: Page) -> None:
+    open_compare(compared, "cmp-base", "cmp-other")
+    texts = {}
+    for fmt in ("html", "md"):
+        with compared.expect_download() as info:
+            compared.click(f"#compare button[data-compare-export='{fmt}']")
+        download = info.value
+        assert download.suggested_filename == f"compare-cmp-base-cmp-other.{fmt}"
+        texts[fmt] = Path(download.path()).read_text(encoding="utf-8")
+    html, md = texts["html"], texts["md"]
+    assert html.startswith("<!doctype html>") and "script-src" not in html and "<script" not in html
+    assert "cmp-base" in html and "cmp-other" in html and "other.txt" in html and "notes.txt" in html
+    assert html.count('class="compare-turn"') == 4
+    assert "cmp-base" in md and "cmp-other" in md and "only in B" in md
+
+
+def test_an_unknown_id_says_which_in_the_alert_and_leaves_no_spinner(compared: Page) -> None:
+    open_compare(compared, "cmp-base", "no-such-session")
+    alert = compared.locator("#alert")
+    assert alert.is_visible()
+    text = alert.inner_text()
+    assert "session B" in text and "no-such-session" in text
+    assert compared.locator("#compare").get_attribute("data-state") == "error"
+    assert compared.locator("#progress").is_hidden()
+    assert compared.locator("#compare-turns .compare-turn").count() == 0
+    # Leaving the comparison clears its alert.
+    compared.evaluate("() => { location.hash = ''; }")
+    compared.wait_for_selector("#compare", state="hidden")
+    assert "no-such-session" not in (compared.locator("#alert").inner_text() if alert.is_visible() else "")

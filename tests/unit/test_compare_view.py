@@ -1,0 +1,83 @@
+"""The page's "Compare two runs" edge (``assembler/browser/compare_view.py``) on CPython: two whole-session pages
+compared, their turns' HTML on request, the export through ``render.compare``, and a side that cannot be read named
+in the error. The sessions are generated (``session_builder``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgspec
+
+from assembler.browser import Viewer
+from assembler.history import MessageIndex
+from assembler.logfile import parse_session_bytes
+from tests.browser.session_builder import Session
+
+
+def run(sid: str, prompts: list[str], *, path_arg: str = "notes.txt") -> bytes:
+    s = Session(sid)
+    for n, prompt in enumerate(prompts, 1):
+        s.user(prompt)
+        arg = path_arg if prompt == "look" else f"file-{n}.txt"
+        s.assistant([("text", f"Reading for {prompt}.")], calls=[(f"call-{n}", "read", f'{{"path": "{arg}"}}')])
+        s.tool_result(f"call-{n}", f"contents of {arg}")
+        s.end_step()
+        s.assistant([("text", f"Done with {prompt}.")])
+        s.end_step()
+        s.end_turn()
+    return s.to_bytes()
+
+
+def page(log: bytes) -> bytes:
+    result = parse_session_bytes(log)
+    assert result.error is None
+    return msgspec.json.encode(MessageIndex(result.records).session_page(None, None, None))
+
+
+def value(data: bytes) -> Any:
+    return json.loads(data)
+
+
+def test_a_session_against_itself_has_no_difference() -> None:
+    v = Viewer()
+    p = page(run("same", ["start", "look"]))
+    out = value(v.compare_open(p, p, "same", "same"))
+    assert out["differences"] == []
+    assert [t["match"] for t in out["turns"]] == ["same-prompt", "same-prompt"]
+    assert out["counts"]["differing"] == 0
+    assert out["title"] == "same vs same: start"  # equal titles: the ids tell the sides apart
+
+
+def test_an_inserted_turn_and_another_argument_are_named_and_rendered() -> None:
+    v = Viewer()
+    out = value(v.compare_open(page(run("a", ["start", "look"])),
+                               page(run("b", ["start", "<b>check</b>", "look"], path_arg="other.txt")), "a", "b"))
+    assert [(t["match"], t["matchLabel"]) for t in out["turns"]] == [
+        ("same-prompt", "same prompt"), ("only-b", "only in B"), ("same-prompt", "same prompt")]
+    assert "arguments" in out["turns"][2]["differences"]
+    assert out["labels"] == {"a": "a: start", "b": "b: start"}
+    turns = value(v.compare_turns([1, 2, 99]))["turns"]
+    assert sorted(turns) == ["1", "2"]  # an index past the end is no turn
+    inserted = turns["1"]
+    assert "&lt;b&gt;check&lt;/b&gt;" in inserted["header"]
+    assert "<b>check" not in inserted["header"] + inserted["columns"]
+    assert "No such turn." in inserted["columns"]
+    look = turns["2"]
+    assert "notes.txt" in look["header"] and "other.txt" in look["header"]
+    assert look["columns"].count('class="compare-side"') == 2 and "<article" in look["columns"]
+    md = value(v.compare_export("md"))
+    assert md["name"] == "compare-a-b.md" and "only in B" in md["text"]
+    html = value(v.compare_export("html"))
+    assert html["name"] == "compare-a-b.html" and html["text"].count('class="compare-turn"') == 3
+    v.compare_close()
+    assert "error" in value(v.compare_turns([0])) and "error" in value(v.compare_export("html"))
+
+
+def test_a_side_that_cannot_be_read_is_named() -> None:
+    v = Viewer()
+    good = page(run("a", ["start"]))
+    out = value(v.compare_open(good, b'{"records": 3}', "a", "broken"))
+    assert out["error"]["side"] == "b" and out["error"]["id"] == "broken"
+    assert "session page" in out["error"]["text"]
+    assert "error" in value(v.compare_turns([0]))  # nothing half-open is kept

@@ -1,0 +1,335 @@
+// @ts-check
+// "Compare two runs" (issue 24, the page side): two served sessions side by side, turn by turn. Chosen with the
+// Compare button of a session-list row and then a second row (the sidebar says "Comparing with X — choose another
+// session", with Cancel), or by the URL #compare=ID_A,ID_B (each id percent-encoded). Both sessions' WHOLE history
+// is fetched (one page of every message each, as the whole-session export does) and handed to the worker, which
+// folds, compares and renders them in Python (assembler/browser/compare_view.py over assembler.compare and
+// assembler/render/compare.py, the CLI's compare): nothing is compared or rendered here. The page shows the
+// session summary, then one block per aligned turn; a block's header (how it was matched, what differs) and its
+// two columns (each side's rows as the chat export renders them) are asked for when it nears the viewport and
+// dropped again far from it (its height kept), so the DOM stays bounded however long the sessions are. Every HTML
+// string comes from assembler.render (escaped, sanitised), inserted as the chat view inserts its rows. The export
+// buttons download the comparison as the CLI writes it (HTML or Markdown). A session that cannot be loaded or
+// compared is said in the one alert (which side, which id, why); the view shows no spinner then.
+import { download } from "./export.mjs";
+import { ALL_MESSAGES } from "./site.mjs";
+import { fetchPage } from "./sessions.mjs";
+import { clearAlert, progressEnd, progressStart, setAlert, sizeText } from "./status.mjs";
+
+/** A session's history above this many bytes is called out: the comparison holds both whole in the page. */
+export const BIG_SESSION_BYTES = 20e6;
+/** Blocks this near the viewport get their header and rows; farther than FAR they are emptied again. */
+const NEAR = "1500px 0px";
+const FAR = "6000px 0px";
+
+/** @param {string} id */
+const enc = (id) => encodeURIComponent(id);
+
+/** The hash that opens the comparison of `a` with `b`. @param {string} a @param {string} b */
+export function compareHash(a, b) {
+  return `#compare=${enc(a)},${enc(b)}`;
+}
+
+/** The two ids of a #compare=A,B hash (read raw: a decoded %2C must not split an id), else null. */
+export function hashPair(hash = location.hash) {
+  const part = hash.replace(/^#/, "").split("&").find((p) => p.startsWith("compare="));
+  if (part === undefined) return null;
+  const ids = part.slice("compare=".length).split(",");
+  if (ids.length !== 2 || !ids[0] || !ids[1]) return { error: "a #compare link names two sessions: #compare=ID_A,ID_B" };
+  try {
+    return { a: decodeURIComponent(ids[0]), b: decodeURIComponent(ids[1]) };
+  } catch {
+    return { error: "the #compare link's ids are not percent-encoded correctly" };
+  }
+}
+
+/**
+ * @param {string} tag @param {string} cls @param {string} [text]
+ * @returns {HTMLElement}
+ */
+function el(tag, cls, text = "") {
+  const node = document.createElement(tag);
+  node.className = cls;
+  node.textContent = text;
+  return node;
+}
+
+/** @param {string} id @returns {HTMLElement} */
+function byId(id) {
+  const node = document.getElementById(id);
+  if (!(node instanceof HTMLElement)) throw new Error(`the page has no #${id}`);
+  return node;
+}
+
+/**
+ * @param {{
+ *   bridge: {ready: Promise<unknown>, json: (op: string, args?: Record<string, unknown>, transfer?: Transferable[]) => Promise<any>,
+ *     call: (op: string, args?: Record<string, unknown>) => Promise<any>},
+ *   title: (id: string) => string,
+ *   changed: () => void,
+ * }} app
+ */
+export function initCompare(app) {
+  const { bridge } = app;
+  const root = byId("compare");
+  const heading = byId("compare-title");
+  const status = byId("compare-status");
+  const summary = byId("compare-summary");
+  const turnsRoot = byId("compare-turns");
+  const pickBar = byId("compare-pick");
+  const pickText = byId("compare-pick-text");
+  /** The session picked first in the list (the comparison's A), while the second is chosen. */
+  let first = /** @type {string | null} */ (null);
+  /** The pair shown (or loading) now, and a counter that makes a newer open win. */
+  let shown = /** @type {{a: string, b: string} | null} */ (null);
+  let generation = 0;
+  let ready = false; // a comparison is open in the worker (its turns can be asked for)
+  /** @type {Map<number, {section: HTMLElement, turn: any, filled: boolean}>} */
+  const blocks = new Map();
+  /** @type {Set<number>} */
+  const wanted = new Set();
+  let asking = false;
+
+  // ---- choosing the two sessions in the list
+
+  const showPick = () => {
+    pickBar.hidden = first === null;
+    if (first !== null) pickText.textContent = `Comparing with ${app.title(first)} — choose another session`;
+    app.changed();
+  };
+  const cancelPick = () => { first = null; showPick(); };
+  byId("compare-pick-cancel").addEventListener("click", cancelPick);
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && first !== null && !event.defaultPrevented) cancelPick();
+  });
+
+  /** A row's Compare button (`button`: true) or, while picking, a row itself was chosen. @param {string} id @param {boolean} button */
+  const choose = (id, button) => {
+    if (first === null) {
+      first = id;
+      showPick();
+      return;
+    }
+    if (button && id === first) { cancelPick(); return; } // its own Compare button again: changed one's mind
+    const a = first;
+    cancelPick();
+    location.hash = compareHash(a, id);
+  };
+
+  // ---- the view
+
+  const exports = /** @type {HTMLButtonElement[]} */ ([...root.querySelectorAll("button[data-compare-export]")]);
+  /** The export buttons work once a comparison is open in the worker. @param {boolean} on */
+  const setReady = (on) => {
+    ready = on;
+    for (const b of exports) b.disabled = !on;
+  };
+
+  const setShown = (/** @type {boolean} */ on) => {
+    root.hidden = !on;
+    if (on) document.documentElement.dataset.compare = "1";
+    else delete document.documentElement.dataset.compare;
+  };
+
+  const near = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      const index = Number(/** @type {HTMLElement} */ (entry.target).dataset.index);
+      if (entry.isIntersecting && !blocks.get(index)?.filled) wanted.add(index);
+      else if (!entry.isIntersecting) wanted.delete(index);
+    }
+    void fill();
+  }, { rootMargin: NEAR });
+  const far = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (entry.isIntersecting) continue;
+      const block = blocks.get(Number(/** @type {HTMLElement} */ (entry.target).dataset.index));
+      if (block?.filled) empty(block);
+    }
+  }, { rootMargin: FAR });
+
+  /** A block's light form: its title and how it was matched (its height kept once it has been filled). */
+  const light = (/** @type {{section: HTMLElement, turn: any, filled: boolean}} */ block, keepHeight = false) => {
+    const { section, turn } = block;
+    if (keepHeight) section.style.minHeight = `${section.offsetHeight}px`; // CSSOM, not an inline style attribute
+    const head = el("h2", "compare-turn-title", `${turn.title} `);
+    head.append(el("span", "compare-match", turn.matchLabel));
+    section.replaceChildren(head);
+    block.filled = false;
+  };
+  const empty = (/** @type {{section: HTMLElement, turn: any, filled: boolean}} */ block) => light(block, true);
+
+  const fill = async () => {
+    if (asking || !ready || !wanted.size) return;
+    asking = true;
+    const mine = generation;
+    const indices = [...wanted].filter((i) => !blocks.get(i)?.filled).sort((x, y) => x - y).slice(0, 12);
+    for (const i of indices) wanted.delete(i);
+    try {
+      const value = await bridge.json("compareTurns", { indices });
+      if (mine !== generation) return;
+      if (value.error) throw new Error(value.error.text);
+      for (const [key, html] of Object.entries(value.turns)) {
+        const block = blocks.get(Number(key));
+        if (!block) continue;
+        // Produced by assembler.render (escaped, sanitised markdown), as the chat view's rows.
+        block.section.innerHTML = html.header + html.columns;
+        block.section.style.minHeight = "";
+        block.filled = true;
+      }
+      root.dataset.filled = String([...blocks.values()].filter((b) => b.filled).length);
+    } catch (err) {
+      if (mine === generation) setAlert("compare", `Rendering the comparison failed in Python: ${/** @type {Error} */ (err).message}.`);
+    } finally {
+      asking = false;
+      if (mine === generation && wanted.size) void fill();
+    }
+  };
+
+  const clearView = () => {
+    near.disconnect();
+    far.disconnect();
+    blocks.clear();
+    wanted.clear();
+    summary.replaceChildren();
+    turnsRoot.replaceChildren();
+    delete root.dataset.filled;
+    delete root.dataset.state;
+  };
+
+  /** Loads one side's whole history; rejects with an error naming the side. @param {"A" | "B"} side @param {string} id */
+  const load = async (side, id) => {
+    try {
+      return await fetchPage(id, { through: null, maxMessages: ALL_MESSAGES });
+    } catch (err) {
+      throw new Error(`session ${side} “${id}” could not be loaded: ${/** @type {Error} */ (err).message}`);
+    }
+  };
+
+  /** Opens the comparison of `a` (the reference) with `b`. @param {string} a @param {string} b */
+  const open = async (a, b) => {
+    const mine = ++generation;
+    shown = { a, b };
+    setReady(false);
+    void bridge.ready.then(() => bridge.call("compareClose")).catch(() => {});
+    clearView();
+    setShown(true);
+    clearAlert("compare");
+    heading.textContent = `Comparing ${app.title(a)} with ${app.title(b)}`;
+    root.dataset.state = "loading";
+    status.textContent = "Loading both sessions' whole history…";
+    const t0 = performance.now();
+    progressStart(`Comparing: loading ${app.title(a)} and ${app.title(b)}`);
+    try {
+      const [pa, pb] = await Promise.all([load("A", a), load("B", b)]);
+      if (mine !== generation) return;
+      const bytes = { a: pa.length, b: pb.length };
+      status.textContent = "Comparing in Python…";
+      await bridge.ready;
+      const value = await bridge.json("compareOpen", { a: pa, b: pb, idA: a, idB: b }, [pa.buffer, pb.buffer]);
+      if (mine !== generation) return;
+      if (value.error) {
+        const side = value.error.side === "b" ? "B" : "A";
+        throw new Error(`session ${side} “${value.error.id}” could not be compared: ${value.error.text}`);
+      }
+      setReady(true);
+      draw(value, bytes, performance.now() - t0);
+    } catch (err) {
+      if (mine !== generation) return;
+      root.dataset.state = "error";
+      status.textContent = "The comparison could not be shown (the alert above says why).";
+      setAlert("compare", `Comparing failed: ${/** @type {Error} */ (err).message}.`);
+    } finally {
+      progressEnd();
+    }
+  };
+
+  /** @param {any} value @param {{a: number, b: number}} bytes @param {number} ms */
+  const draw = (value, bytes, ms) => {
+    heading.textContent = value.title;
+    // Produced by assembler.render.compare (every text escaped).
+    summary.innerHTML = value.summary;
+    const same = value.differences.length === 0;
+    const big = [["A", bytes.a], ["B", bytes.b]].filter(([, n]) => Number(n) > BIG_SESSION_BYTES);
+    const notes = [same ? "No difference: the two sessions have the same turns, calls, counts and final texts."
+      : `Differs in: ${value.differences.join(", ")}.`,
+    `Both sessions' whole history is loaded for the comparison (A ${sizeText(bytes.a)}, B ${sizeText(bytes.b)}; `
+      + `${value.turns.length} aligned turn${value.turns.length === 1 ? "" : "s"}, shown in ${Math.round(ms)} ms).`];
+    if (big.length) {
+      notes.push(`${big.map(([side]) => side).join(" and ")} ${big.length === 1 ? "is" : "are"} large: the page holds `
+        + "both whole histories in memory while the comparison is open (Close frees them).");
+    }
+    status.textContent = notes.join(" ");
+    root.dataset.state = "shown";
+    root.dataset.same = same ? "1" : "0";
+    const sections = value.turns.map((/** @type {any} */ turn) => {
+      const section = el("section", "compare-turn");
+      section.id = `compare-turn-${turn.index + 1}`;
+      section.dataset.index = String(turn.index);
+      section.dataset.match = turn.match;
+      section.dataset.differences = turn.differences.join(" ");
+      const block = { section, turn, filled: false };
+      blocks.set(turn.index, block);
+      light(block);
+      return section;
+    });
+    turnsRoot.replaceChildren(...sections);
+    for (const section of sections) { near.observe(section); far.observe(section); }
+  };
+
+  const close = () => {
+    generation++;
+    shown = null;
+    setReady(false);
+    clearView();
+    setShown(false);
+    clearAlert("compare");
+    void bridge.ready.then(() => bridge.call("compareClose")).catch(() => {});
+  };
+
+  /** Applies the URL: #compare=A,B opens (or keeps) that comparison; any other hash closes it. */
+  const follow = () => {
+    const pair = hashPair();
+    if (pair === null) {
+      if (shown !== null || !root.hidden) close();
+      return;
+    }
+    if ("error" in pair) {
+      close();
+      setAlert("compare", `Comparing failed: ${pair.error}.`);
+      return;
+    }
+    if (shown && shown.a === pair.a && shown.b === pair.b) return;
+    void open(pair.a, pair.b);
+  };
+
+  for (const b of exports) {
+    b.addEventListener("click", async () => {
+      b.disabled = true;
+      try {
+        if (!ready) throw new Error("no comparison is shown yet");
+        const format = b.dataset.compareExport === "md" ? "md" : "html";
+        const value = await bridge.json("compareExport", { format });
+        if (value.error) throw new Error(value.error.text);
+        download(value.text, value.name, format === "md" ? "text/markdown;charset=utf-8" : "text/html;charset=utf-8");
+      } catch (err) {
+        setAlert("compare", `Exporting the comparison failed: ${/** @type {Error} */ (err).message}.`);
+      } finally {
+        b.disabled = !ready;
+      }
+    });
+  }
+  byId("compare-close").addEventListener("click", () => {
+    // Back to what the URL showed before, else to an empty hash.
+    history.pushState(history.state, "", location.pathname + location.search);
+    close();
+  });
+
+  window.addEventListener("hashchange", follow);
+  follow();
+  return {
+    choose,
+    picking: () => first,
+    cancelPick,
+    follow,
+  };
+}
