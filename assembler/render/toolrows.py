@@ -20,7 +20,8 @@ from .texts import blocks_text, tool_texts
 from .toolbodies import tool_kind_body
 from .tools import TOOL_ICONS, TRAILING_EXIT, result_view, subagent_label, tool_kind, tool_summary
 
-__all__ = ["approval_html", "approval_text", "shell_exit", "tool_error", "tool_row_html", "tool_section_html", "streamed_call_html"]
+__all__ = ["approval_html", "approval_text", "shell_exit", "tool_error", "tool_row_html", "tool_section_html",
+           "streamed_call_html"]
 
 _DONE = frozenset({"done", "complete", "completed", "settled"})
 
