@@ -185,6 +185,14 @@ export class RowFilters {
       item.input.checked = !this.hidden.has(facet);
       item.count.textContent = formatCount(this.counts.get(facet) || 0);
     }
+    const listed = new Set(facets);
+    for (const [facet, item] of this.items) {
+      if (listed.has(facet)) item.label.hidden = false;
+      else { // a tool the loaded rows no longer call: out of the menu until it is called again
+        item.count.textContent = "0";
+        item.label.hidden = true;
+      }
+    }
     this.tools.hidden = !facets.some((f) => f.startsWith("tool:"));
     this._note();
   }
