@@ -163,7 +163,7 @@ export class TimelineOverview {
     this.equal.setAttribute("aria-pressed", String(this.mode === "equal"));
     this.actual.setAttribute("aria-pressed", String(this.mode === "actual"));
     this.actual.disabled = !d?.timed;
-    this.actual.title = d?.timed ? "Each bar as long as it took (recorded times only)" : `Unavailable: ${d?.reason || "no recorded times"}`;
+    this.actual.title = d?.timed ? "Each bar as long as it took (recorded times only)" : d?.reason || "Actual durations are unavailable: no recorded times.";
     this.root.dataset.mode = this.mode;
     if (!d) return;
     const steps = d.spans.filter((/** @type {any} */ s) => s.lane === "step").length;
@@ -171,7 +171,7 @@ export class TimelineOverview {
     const parts = [`${steps} step${steps === 1 ? "" : "s"} and ${calls} tool call${calls === 1 ? "" : "s"}`
       + ` in ${d.turns.length} turn${d.turns.length === 1 ? "" : "s"}`
       + (this.opts.hasOlder() ? " (the loaded history: Load older adds the earlier turns)" : "") + "."];
-    if (!d.timed && d.total) parts.push(`Actual durations are unavailable: ${d.reason}.`);
+    if (!d.timed && d.total) parts.push(d.reason);
     else if (this.mode === "actual") {
       if (d.timed < d.total) parts.push(`${d.total - d.timed} without recorded times are not drawn.`);
       if (d.gaps.length) parts.push(`${d.gaps.length} idle stretch${d.gaps.length === 1 ? "" : "es"} over a minute shortened (dashed lines).`);

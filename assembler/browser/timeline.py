@@ -21,8 +21,8 @@ __all__ = ["IDLE_CAP_MS", "timeline_of"]
 IDLE_CAP_MS = 60_000
 """An idle stretch longer than this is drawn this long on the actual-durations axis (and marked as a gap)."""
 
-NO_TIMES = ("no step or tool call in the loaded history has recorded start and end times (this log's times were "
-            "rebuilt from the order of its events), so actual durations are unavailable: equal widths only")
+NO_TIMES = ("Actual durations are unavailable: no step or tool call in the loaded history has recorded start and end "
+            "times (this log's times were rebuilt from the order of its events).")
 
 
 def _recorded(value: Any) -> int | float | None:

@@ -127,7 +127,8 @@ def test_the_overview_draws_recorded_durations_zooms_pans_and_picks_a_bar(viewer
     page.keyboard.press("0")
     # Click the last tool call's bar: its trajectory row is shown and marked, then "Show in chat" opens its chat row.
     i = max(k for k, s in enumerate(value["spans"]) if s["lane"] == "tool")
-    x, y = page.evaluate("(i) => [window.transcriptViewer.overview.xOf(i), window.transcriptViewer.overview.yOf('tool')]", i)
+    x, y = page.evaluate("(i) => [window.transcriptViewer.overview.xOf(i),"
+                         " window.transcriptViewer.overview.yOf('tool')]", i)
     page.mouse.click(x, y)
     span = value["spans"][page.evaluate("() => window.transcriptViewer.overview.selected")]
     assert span["lane"] == "tool"
@@ -159,6 +160,7 @@ def test_a_projected_log_offers_equal_widths_only_and_says_why(viewer: Viewer) -
     assert page.get_attribute("#traj-overview", "data-mode") == "equal"
     assert "Actual durations are unavailable" in page.inner_text("#traj-overview .tl-note")
     assert "rebuilt" in page.inner_text("#traj-overview .tl-note")
+    assert page.inner_text("#traj-overview .tl-note").count("unavailable") == 1  # said once
 
 
 def test_a_codex_rollout_has_an_overview(viewer: Viewer) -> None:
@@ -178,7 +180,8 @@ def test_a_codex_rollout_has_an_overview(viewer: Viewer) -> None:
 def facet_counts(page: Page) -> dict[str, int]:
     return dict(page.evaluate(
         "() => Object.fromEntries([...document.querySelectorAll('#row-filters input[data-facet]')]"
-        ".map((i) => [i.dataset.facet, Number(i.parentElement.querySelector('.filter-count').textContent.replace(/,/g, ''))]))"))
+        ".map((i) => [i.dataset.facet,"
+        " Number(i.parentElement.querySelector('.filter-count').textContent.replace(/,/g, ''))]))"))
 
 
 def test_row_filters_count_hide_and_keep_search_and_keys_honest(viewer: Viewer) -> None:
@@ -275,7 +278,8 @@ def test_the_session_list_date_filter_keeps_recent_entries(viewer: Viewer) -> No
     page.fill("#session-filter", "")
     select.select_option("today")
     assert json.loads(page.evaluate("() => localStorage.getItem('transcript-viewer.session-dates')")) == ["today"]
-    shown = page.evaluate("() => [...document.querySelectorAll('#session-list button[data-id]')].map((b) => b.dataset.id)")
+    shown = page.evaluate("() => [...document.querySelectorAll('#session-list button[data-id]')]"
+                          ".map((b) => b.dataset.id)")
     since = page.evaluate("async () => (await import('./filters.mjs')).sinceFor('today')")
     for sid in shown:
         entry = page.evaluate("async (id) => (await import('./sessionlist.mjs')).servedEntry(id)", sid)
