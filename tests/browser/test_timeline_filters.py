@@ -56,12 +56,21 @@ def test_a_search_typed_in_trajectory_marks_its_rows_and_stays_there(viewer: Vie
     page = fresh(viewer, "tl-search.jsonl", demo_bytes())
     trajectory(viewer)
     page.evaluate("() => { const l = window.transcriptViewer.views.trajectory.list; l.overscan = 1e9; l.update(); }")
+    # Words the chat holds too: main's search moved to the chat's match (and the Chat view) here.
+    page.click("#search")
+    page.keyboard.type("count them")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => /^1 of \\d+$/.test(document.getElementById('search-count').textContent)")
+    assert page.get_attribute("#view-root", "data-view") == "trajectory"
+    assert page.locator("#trajectory mark.search-hit").count() >= 1
+    assert page.evaluate("() => document.activeElement.id") == "search"
+    page.fill("#search", "")
     query = "complete"  # every finished step's status badge: several rows match
     page.click("#search")
     page.keyboard.type(query)
     page.keyboard.press("Enter")
     page.wait_for_function("() => /^1 of \\d+$/.test(document.getElementById('search-count').textContent)")
-    assert page.get_attribute("#view-root", "data-view") == "trajectory"  # today's main switched to the chat
+    assert page.get_attribute("#view-root", "data-view") == "trajectory"
     total = int(page.inner_text("#search-count").split(" of ")[1])
     marks = page.evaluate("() => new Set([...document.querySelectorAll('#trajectory mark.search-hit')]"
                           ".map((m) => m.closest('.traj-row').dataset.key + '/' + m.dataset.hit)).size")
