@@ -197,6 +197,7 @@ export function initFeatures(app) {
     reset() {
       last = -1;
       filters.reset();
+      overview.reset();
       todos.clear();
       views.changed();
     },

@@ -139,14 +139,26 @@ export class TimelineOverview {
 
   /** The worker's timeline value for the rows just laid out. @param {any} data */
   set(data) {
-    const first = this.data === null;
+    const [o0, o1] = this._domain();
+    // A reader who saw the whole run sees the whole grown run (a live session, Load older); a zoomed one keeps
+    // the range while it still lies inside the run.
+    const whole = this.data === null || (this.lo <= o0 + 1e-9 && this.hi >= o1 - 1e-9);
+    const picked = this.selected >= 0 ? this.data.spans[this.selected] : null;
     this.data = data;
     if (!data.timed && this.mode === "actual") this.mode = "equal";
-    this.selected = -1;
-    this.pickedLine.replaceChildren();
-    if (first || this.hi > this._domain()[1] || this.lo < 0) this.fit();
+    this.selected = picked ? data.spans.findIndex((/** @type {any} */ s) => s.row === picked.row
+      && s.lane === picked.lane && s.chat === picked.chat) : -1;
+    if (this.selected < 0) this.pickedLine.replaceChildren();
+    if (whole || this.hi > this._domain()[1] || this.lo < 0) this.fit();
     else this.draw();
     this._controls();
+  }
+
+  /** A new window (another session or file): the whole run, nothing picked. */
+  reset() {
+    this.data = null;
+    this.selected = -1;
+    this.pickedLine.replaceChildren();
   }
 
   /** @param {"equal" | "actual"} mode */

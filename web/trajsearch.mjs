@@ -1,10 +1,44 @@
 // @ts-check
 // Search inside the Trajectory view: while it is shown, the header's search box (search.mjs) counts and marks the
 // query in the trajectory's rows and moves through them there, never switching to the Chat view. A row's text is
-// the text its element shows (built once per row and cached; tool names included, which is why its rows let the
-// marks into their buttons), so the counter and the marks agree. Plain JavaScript: the rows are the worker's values.
+// the text its element shows (`trajectoryText`, in the element's order, without building it: a test checks it
+// equals the element's textContent; tool names included, which is why its rows let the marks into their buttons),
+// so the counter and the marks agree. Cached per row value. Plain JavaScript: the rows are the worker's values.
 import { foldCase } from "./search.mjs";
-import { trajectoryRow } from "./views.mjs";
+import { tokenCount } from "./summary.mjs";
+import { durationText } from "./views.mjs";
+
+/** @param {unknown} v */
+const known = (v) => v !== null && v !== undefined;
+
+/** The text of a trajectory row's element (views.trajectoryRow), in document order. @param {any} row */
+export function trajectoryText(row) {
+  const parts = [row.status];
+  if (row.kind === "turn-end") {
+    parts.push(`Turn ${row.turn ?? "?"} ended`);
+    if (known(row.durationMs)) parts.push(`turn ran ${durationText(row.durationMs)}`);
+    if (row.error) parts.push(row.error);
+    return parts.join("");
+  }
+  parts.push(`Turn ${row.turn ?? "?"} · step ${row.step ?? "?"}`);
+  if (row.model) parts.push(row.model);
+  const metrics = [];
+  if (known(row.ttftMs)) metrics.push(`TTFT ${durationText(row.ttftMs)}`);
+  if (known(row.durationMs)) metrics.push(durationText(row.durationMs));
+  const t = row.tokens;
+  if (t) {
+    const tokens = [];
+    if (typeof t.inputTokens === "number") tokens.push(`${tokenCount(t.inputTokens)} in`);
+    if (typeof t.outputTokens === "number") tokens.push(`${tokenCount(t.outputTokens)} out`);
+    if (typeof t.reasoningTokens === "number") tokens.push(`${tokenCount(t.reasoningTokens)} reasoning`);
+    if (tokens.length) metrics.push(tokens.join(" / "));
+  }
+  if (metrics.length) parts.push(metrics.join(" · "));
+  if (row.error) parts.push(known(row.retry) ? `Retry ${row.retry}: ${row.error}` : row.error);
+  if (row.summary) parts.push(row.summary);
+  for (const tool of row.tools || []) parts.push(tool.name || "", tool.status || "");
+  return parts.join("");
+}
 
 /** Non-overlapping occurrences of `q` in `text`. @param {string} text @param {string} q */
 function occurrences(text, q) {
@@ -25,7 +59,7 @@ export class TrajectorySearch {
   text(row) {
     let text = this.texts.get(row);
     if (text === undefined) {
-      text = foldCase(trajectoryRow(row, () => {}).textContent || "");
+      text = foldCase(trajectoryText(row));
       this.texts.set(row, text);
     }
     return text;

@@ -41,6 +41,19 @@ def trajectory(viewer: Viewer) -> Page:
     return page
 
 
+def texts_agree(page: Page) -> int:
+    """Search reads each trajectory row's text without building it: it must be exactly what its element shows."""
+    differ, rows = page.evaluate("""async () => {
+        const { trajectoryText } = await import("./trajsearch.mjs");
+        const { trajectoryRow } = await import("./views.mjs");
+        const rows = window.transcriptViewer.views.trajectory.rows;
+        return [rows.filter((r) => trajectoryText(r) !== trajectoryRow(r, () => {}).textContent).map((r) => r.key),
+                rows.length];
+    }""")
+    assert differ == []
+    return int(rows)
+
+
 def cpython_rows(data: bytes) -> Any:
     v = PyViewer()
     v.file_begin("s.jsonl", len(data))
@@ -55,6 +68,7 @@ def cpython_rows(data: bytes) -> Any:
 def test_a_search_typed_in_trajectory_marks_its_rows_and_stays_there(viewer: Viewer) -> None:
     page = fresh(viewer, "tl-search.jsonl", demo_bytes())
     trajectory(viewer)
+    assert texts_agree(page) > 0
     page.evaluate("() => { const l = window.transcriptViewer.views.trajectory.list; l.overscan = 1e9; l.update(); }")
     # Words the chat holds too: main's search moved to the chat's match (and the Chat view) here.
     page.click("#search")
@@ -169,6 +183,7 @@ def test_a_projected_log_offers_equal_widths_only_and_says_why(viewer: Viewer) -
     assert page.get_attribute("#traj-overview", "data-mode") == "equal"
     assert "Actual durations are unavailable" in page.inner_text("#traj-overview .tl-note")
     assert "rebuilt" in page.inner_text("#traj-overview .tl-note")
+    assert texts_agree(page) > 0
     assert page.inner_text("#traj-overview .tl-note").count("unavailable") == 1  # said once
 
 
@@ -179,6 +194,9 @@ def test_a_codex_rollout_has_an_overview(viewer: Viewer) -> None:
     _, expected = cpython_rows(data)
     value = timeline(page)
     assert value == expected["timeline"] and value["total"] > 0
+    assert texts_agree(page) > 0  # search's row texts, on another harness's rows
+    # The whole run is in view (not the range the last session's overview showed).
+    assert page.get_attribute("#traj-overview", "data-range") == f"0.0-{value['slots']}.0"
     note = page.inner_text("#traj-overview .tl-note")
     assert "step" in note and ("unavailable" in note) == (value["timed"] == 0)
 
