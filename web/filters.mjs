@@ -227,7 +227,8 @@ export function sinceFor(range, now = new Date()) {
 }
 
 /**
- * The session list's date filter: a <select> after the list's filter box; `onChange(since)` with the earliest last
+ * The session list's date filter: a <select> after `after` (the list's sort button, so Tab still goes from the
+ * filter box into the list); `onChange(since)` with the earliest last
  * activity to keep (null: any date). An entry that records no activity time is hidden while a date is chosen.
  * @param {HTMLElement} after @param {(since: number | null, label: string) => void} onChange
  */
