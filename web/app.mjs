@@ -218,7 +218,7 @@ initSessionList({
 });
 // The list's filter box also searches the served sessions' text (textsearch.mjs); a hit opens its row, marked.
 initTextSearch({ open: (hit, text) => openAt(hit.session, hit.seq, text) });
-initDateFilter(els.sessionSort, setSince); // the list's date filter, beside its sort (filters.mjs)
+initDateFilter(els.sessionFilter, setSince); // the list's date filter, above its filter box (filters.mjs)
 // The formats the viewer reads, named from the build's table (formats.json), never from a list of our own.
 void formatTable().then((table) => {
   const names = harnessNames(table);

@@ -227,12 +227,12 @@ export function sinceFor(range, now = new Date()) {
 }
 
 /**
- * The session list's date filter: a <select> after `after` (the list's sort button, so Tab still goes from the
- * filter box into the list); `onChange(since)` with the earliest last
+ * The session list's date filter: a <select> just before `before` (the list's filter box, so Tab still goes from
+ * that box into the list); `onChange(since)` with the earliest last
  * activity to keep (null: any date). An entry that records no activity time is hidden while a date is chosen.
- * @param {HTMLElement} after @param {(since: number | null, label: string) => void} onChange
+ * @param {HTMLElement} before @param {(since: number | null, label: string) => void} onChange
  */
-export function initDateFilter(after, onChange) {
+export function initDateFilter(before, onChange) {
   const select = /** @type {HTMLSelectElement} */ (el("select", "session-dates"));
   select.id = "session-dates";
   select.setAttribute("aria-label", "Show the sessions active in this period (by their last activity)");
@@ -249,7 +249,7 @@ export function initDateFilter(after, onChange) {
     try { localStorage.setItem(DATE_STORE, JSON.stringify([select.value])); } catch { /* not kept */ }
     emit();
   });
-  after.after(select);
+  before.before(select);
   if (select.value !== "all") emit();
   return select;
 }
