@@ -29,6 +29,7 @@ import { TEST_MODE } from "./config.mjs";
 import { els } from "./dom.mjs";
 import { initFeatures } from "./features.mjs";
 import { initFiles } from "./files.mjs";
+import { initDateFilter } from "./filters.mjs";
 import { describeFolder, loadOlder, loadPage, openFile } from "./flows.mjs";
 import { formatTable, harnessNames, scanned } from "./formats.mjs";
 import { initKeys } from "./keys.mjs";
@@ -40,7 +41,7 @@ import { initRowTools, rowTools } from "./rowtools.mjs";
 import { bridge, hooks, state, view } from "./runtime.mjs";
 import { fetchPage } from "./sessions.mjs";
 import { currentFolderEntry, folderEntries, initSessionList, localUid, markCurrent, redrawList, refreshSessions,
-  servedEntry, setLocal } from "./sessionlist.mjs";
+  servedEntry, setLocal, setSince } from "./sessionlist.mjs";
 import { bootFailed, bootReady, fileProgress, setAlert, setBootStage } from "./status.mjs";
 import { initTheme } from "./theme.mjs";
 import { initTextSearch } from "./textsearch.mjs";
@@ -181,7 +182,7 @@ Object.assign(hooks, {
   changed: features.changed,
   reset: features.reset,
   followHash: features.followHash,
-  eventsToggled: () => features.search.refresh(),
+  eventsToggled: () => { features.search.refresh(); features.filters.changed(); },
   markQuery: features.markQuery,
 });
 Object.assign(window, { transcriptViewer: viewer });
@@ -217,6 +218,7 @@ initSessionList({
 });
 // The list's filter box also searches the served sessions' text (textsearch.mjs); a hit opens its row, marked.
 initTextSearch({ open: (hit, text) => openAt(hit.session, hit.seq, text) });
+initDateFilter(els.sessionFilter, setSince); // the list's date filter, above its filter box (filters.mjs)
 // The formats the viewer reads, named from the build's table (formats.json), never from a list of our own.
 void formatTable().then((table) => {
   const names = harnessNames(table);

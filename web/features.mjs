@@ -4,9 +4,12 @@
 // on navigation, and `onFilled(row)` from the Chat view after a row's HTML changed. Keys: 1/2/3 switch views, `/`
 // focuses search. Adds to window.transcriptViewer: search(text), showView(name), views, exportFile(options).
 import { exportFile, initExportMenu } from "./export.mjs";
+import { RowFilters } from "./filters.mjs";
 import { addRecordsButton } from "./records.mjs";
 import { Search } from "./search.mjs";
+import { TimelineOverview } from "./timeline.mjs";
 import { TodoPanel } from "./todos.mjs";
+import { TrajectorySearch } from "./trajsearch.mjs";
 import { ViewSwitch, hashView } from "./views.mjs";
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
@@ -63,14 +66,29 @@ export function initFeatures(app) {
     onError: report("Could not build the view"),
   });
 
+  // While the Trajectory view is shown, search looks in its rows and stays there (trajsearch.mjs); in the chat it
+  // searches the rows the filters show (filters.mjs).
+  const trajSearch = new TrajectorySearch(views);
+  const inTrajectory = () => views.current === "trajectory";
+  const filters = new RowFilters({ view, before: byId("transcript", HTMLElement), onChange: () => { search.refresh(); views.changed(); } });
   const search = new Search({
     input: byId("search", HTMLInputElement),
     counter: byId("search-count", HTMLElement),
     prev: byId("search-prev", HTMLButtonElement),
     next: byId("search-next", HTMLButtonElement),
-    bridge,
+    bridge: {
+      json: async (op, args) => {
+        if (op !== "search") return bridge.json(op, args);
+        if (inTrajectory()) {
+          await views.ready();
+          return trajSearch.search(String(args?.query ?? ""));
+        }
+        return bridge.json("searchShown", { ...args, hidden: filters.hiddenList() });
+      },
+    },
     includeHidden: app.showEvents,
     reveal: async (key, blocks) => {
+      if (inTrajectory()) return trajSearch.reveal(key);
       views.show("chat", { hash: true });
       if (!view.shownKeys().includes(key)) return null;
       // The match is scrolled into view and marked; the focus stays in the search box (Enter goes on to the next).
@@ -80,9 +98,37 @@ export function initFeatures(app) {
       await view.openBlocks(key, blocks);
       return view.element(key);
     },
-    attached: () => view.attached(),
+    attached: () => (inTrajectory() ? trajSearch.attached() : view.attached()),
     onError: report("Search failed"),
   });
+  views.trajectory.onRow = (node) => {
+    node.dataset.markButtons = "1"; // its tool names are buttons, and searched
+    search.decorate(node);
+  };
+  views.onShow = (now, previous) => {
+    if (now !== previous && (now === "trajectory" || previous === "trajectory")) search.refresh();
+  };
+  const trajectoryRows = byId("trajectory", HTMLElement);
+  const overview = new TimelineOverview({
+    before: trajectoryRows,
+    rows: trajectoryRows,
+    hasOlder: () => !byId("load-older", HTMLElement).hidden,
+    pick: (span) => {
+      for (const t of trajectoryRows.querySelectorAll(".is-target")) t.classList.remove("is-target");
+      trajSearch.reveal(String(span.row))?.classList.add("is-target");
+    },
+    showInChat: (span) => {
+      const row = views.trajectory.rows.find((r) => String(r.key) === String(span.row));
+      views.show("chat", { hash: true });
+      void views.opts.jumpToChat(span.chat ?? null, row?.seq ?? 0);
+    },
+    refold: () => {
+      views.trajectory.list.heights.clear();
+      views.trajectory.list.dirty = true;
+      views.trajectory.list.update();
+    },
+  });
+  views.onTrajectory = (value) => overview.set(value.timeline);
 
   view.onFilled = (/** @type {HTMLElement} */ row) => {
     addRecordsButton(row, bridge, report("Could not read the records"));
@@ -121,6 +167,8 @@ export function initFeatures(app) {
 
   Object.assign(app.viewer, {
     views,
+    overview,
+    filters,
     search: (/** @type {string} */ text) => search.run(String(text)),
     showView: async (/** @type {any} */ name) => { views.show(name, { hash: true }); await views.ready(); },
     exportFile: runExport,
@@ -129,6 +177,7 @@ export function initFeatures(app) {
   return {
     views,
     search,
+    filters,
     /** After the chat applied an update from the worker. @param {any} update */
     changed(update) {
       if (update && typeof update.last === "number") last = update.last;
@@ -136,6 +185,7 @@ export function initFeatures(app) {
       views.changed();
       search.refresh();
       todos.changed();
+      filters.changed();
     },
     /** Marks `text` in row `key` with the in-page search (a hit of the search across sessions). */
     markQuery: async (/** @type {string} */ text, /** @type {string} */ key) => { await search.runAt(text, key); },
@@ -146,6 +196,8 @@ export function initFeatures(app) {
     /** A new window (file, page or session) replaces the last one. */
     reset() {
       last = -1;
+      filters.reset();
+      overview.reset();
       todos.clear();
       views.changed();
     },

@@ -35,17 +35,19 @@ export function clearMarks(root) {
 /**
  * Wraps every occurrence of `query` (already case-folded) in the text under `root` in <mark class="search-hit">;
  * an occurrence across several text nodes gets one mark per piece (same data-hit). Returns the first mark of each
- * occurrence, in document order. Text inside buttons and <mark> itself is skipped.
+ * occurrence, in document order. Text inside buttons and <mark> itself is skipped (`skip`: a row whose buttons are
+ * its content, as a trajectory row's tool names, passes its own).
  * @param {Element} root
  * @param {string} query
+ * @param {string} [skip]
  * @returns {HTMLElement[]}
  */
-export function markText(root, query) {
+export function markText(root, query, skip = "button, mark, .vlist-spacer") {
   if (!query) return [];
   /** @type {Text[]} */
   const nodes = [];
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
-    acceptNode: (n) => (n.parentElement?.closest("button, mark, .vlist-spacer") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+    acceptNode: (n) => (n.parentElement?.closest(skip) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
   });
   for (let n = walker.nextNode(); n; n = walker.nextNode()) nodes.push(/** @type {Text} */ (n));
   if (!nodes.length) return [];
@@ -252,7 +254,7 @@ export class Search {
     if (!this.folded || !this.total) return [];
     const key = /** @type {HTMLElement} */ (row).dataset?.key;
     if (key && !this.hits.some((h) => h[0] === key)) return [];
-    return markText(row, this.folded);
+    return markText(row, this.folded, /** @type {HTMLElement} */ (row).dataset?.markButtons ? "mark, .vlist-spacer" : undefined);
   }
 
   decorateAll() {

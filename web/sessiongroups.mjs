@@ -77,12 +77,13 @@ function matches(s, filter) {
  * opens.
  * @param {ListSource} source
  * @param {{sort: SortOrder, filter: string, warmups: boolean, expanded: Set<string>,
- *   seen: Map<string, {entry: SessionEntry, source: ListSource}>}} options
+ *   seen: Map<string, {entry: SessionEntry, source: ListSource}>, since?: number | null}} options  since: the date
+ *   filter (entries last active before it, or with no activity time, are left out)
  * @returns {Group[]}
  */
-export function grouped(source, { sort, filter, warmups, expanded, seen }) {
+export function grouped(source, { sort, filter, warmups, expanded, seen, since = null }) {
   const compare = comparer(sort);
-  const entries = source.entries.filter((s) => warmups || !s.warmup);
+  const entries = source.entries.filter((s) => (warmups || !s.warmup) && (since === null || activity(s) >= since));
   /** @type {Map<string, SessionEntry>} */
   const bySession = new Map();
   for (const s of entries) if (s.sessionId && !bySession.has(s.sessionId)) bySession.set(s.sessionId, s);

@@ -28,12 +28,21 @@ export { localUid };
  *          filter: string, current: string | null, warmups: boolean, pending: number, expanded: Set<string>,
  *          onPick: (id: string) => void, onPickLocal: (entry: SessionEntry, source: "folder" | "file") => void,
  *          onCompare: (id: string, button: boolean) => void, comparing: () => string | null,
- *          loaded: boolean, byUid: Map<string, {entry: SessionEntry, source: ListSource}>}} */
+ *          loaded: boolean, byUid: Map<string, {entry: SessionEntry, source: ListSource}>,
+ *          since: number | null, sinceLabel: string}} */
 const list = {
   sessions: null, folder: null, file: null, sort: "newest", filter: "", current: null, warmups: false, pending: 0,
   expanded: new Set(), onPick: () => {}, onPickLocal: () => {}, onCompare: () => {}, comparing: () => null,
-  loaded: false, byUid: new Map(),
+  loaded: false, byUid: new Map(), since: null, sinceLabel: "",
 };
+
+/** The date filter (filters.mjs): entries last active at or after `since` (null: any date).
+ * @param {number | null} since @param {string} label */
+export function setSince(since, label) {
+  list.since = since;
+  list.sinceLabel = label;
+  redrawList();
+}
 
 /** @type {Record<SortOrder, {label: string, next: SortOrder}>} */
 const SORTS = {
@@ -159,7 +168,7 @@ function draw() {
       items.push(head);
     }
     const groups = grouped(source, { sort: list.sort, filter: list.filter, warmups: list.warmups,
-      expanded: list.expanded, seen: list.byUid });
+      expanded: list.expanded, seen: list.byUid, since: list.since });
     for (const group of groups) {
       const li = el("li", "session-group");
       const head = el("h3", "group-head", group.label);
@@ -174,7 +183,8 @@ function draw() {
       items.push(el("li", "session-meta", source.kind === "served" ? "No sessions in the served folder."
         : "No session log in this folder (no file of a format the viewer reads)."));
     } else if (!groups.length) {
-      items.push(el("li", "session-meta", list.filter ? `No session matches “${list.filter}”.` : "Only warm-up sessions (shown with Warm-ups)."));
+      items.push(el("li", "session-meta", list.filter ? `No session matches “${list.filter}”${list.since !== null ? ` (${list.sinceLabel.toLowerCase()})` : ""}.`
+        : list.since !== null ? `No session active in this period (${list.sinceLabel.toLowerCase()}).` : "Only warm-up sessions (shown with Warm-ups)."));
     }
   }
   if (list.pending > 0 && list.sessions) {

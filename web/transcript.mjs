@@ -63,6 +63,10 @@ export class TranscriptView {
     this.cache = new Map(); // key → {rev, html}, most recently filled last
     this.wanted = new Set();
     this.showEvents = false;
+    /** @type {((meta: NodeMeta) => boolean) | null} the row filters (filters.mjs): false hides a row */
+    this.rowFilter = null;
+    /** @type {(key: string) => boolean} a row the filters hide is asked for (a deep link): true shows it */
+    this.onHiddenKey = () => false;
     this.inflight = null;
     /** @type {(() => void)[]} */
     this.idleWaiters = [];
@@ -193,7 +197,13 @@ export class TranscriptView {
 
   /** @param {NodeMeta} meta */
   _shown(meta) {
-    return this.showEvents || !meta.hidden; // meta.hidden: decided once, in Python (assembler.views)
+    // meta.hidden: decided once, in Python (assembler.views); the filters' choice after it
+    return (this.showEvents || !meta.hidden) && (!this.rowFilter || this.rowFilter(meta));
+  }
+
+  /** The filters changed: lay out the rows they show. */
+  refilter() {
+    this._reshow();
   }
 
   _reshow() {
@@ -475,6 +485,7 @@ export class TranscriptView {
    * @param {{block?: ScrollLogicalPosition}} [options]
    */
   revealKey(key, { block = "nearest" } = {}) {
+    if (!this.shown.includes(key) && this.metas.has(key) && this.onHiddenKey(key)) this._reshow();
     return this.list.scrollToIndex(this.shown.indexOf(key), block);
   }
 

@@ -42,12 +42,15 @@ class RowList {
   constructor(container, build, estimate, key) {
     /** @type {any[]} */
     this.rows = [];
+    /** @type {(node: HTMLElement) => void} called with each row built (search marks: features.mjs) */
+    this.onRow = () => {};
     this.list = new VirtualList(container, {
       key: (i) => key(this.rows[i]),
       estimate: (i) => estimate(this.rows[i]),
       create: (i) => {
         const node = build(this.rows[i]);
         node.dataset.key = key(this.rows[i]);
+        this.onRow(node);
         return node;
       },
     });
@@ -66,7 +69,7 @@ class RowList {
  * @param {any} row
  * @param {(key: string | null, seq: number) => void} jump
  */
-function trajectoryRow(row, jump) {
+export function trajectoryRow(row, jump) {
   const node = el("div", `traj-row traj-${row.kind} status-${row.status}`);
   node.tabIndex = 0;
   node.setAttribute("role", "button");
@@ -195,6 +198,10 @@ export class ViewSwitch {
     this.timer = 0;
     /** @type {((value: unknown) => void) | null} */
     this.pending = null;
+    /** @type {(view: string, previous: string) => void} after a view is shown (features.mjs) */
+    this.onShow = () => {};
+    /** @type {(value: any) => void} after the trajectory's rows are in place, with the worker's value (timeline) */
+    this.onTrajectory = () => {};
     const jump = (/** @type {string | null} */ key, /** @type {number} */ seq) => {
       this.show("chat");
       void opts.jumpToChat(key, seq);
@@ -241,6 +248,7 @@ export class ViewSwitch {
     if (view !== "chat" && this.built[view] !== this.generation) this.loading = this._refresh(view);
     else if (view === "trajectory") this.trajectory.list.update();
     else if (view === "context") this.context.list.update();
+    this.onShow(view, previous);
     return previous !== view;
   }
 
@@ -268,6 +276,7 @@ export class ViewSwitch {
         this.built.trajectory = generation;
         this.opts.trajectory.dataset.rows = String(value.rows.length);
         this.trajectory.set(value.rows);
+        this.onTrajectory(value);
       } else {
         const value = await this.opts.bridge.json("context");
         if (generation !== this.generation) return;

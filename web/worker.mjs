@@ -313,6 +313,8 @@ const OPS = {
   context: async () => call("context_view"),
   contextMessage: async (_id, { seq }) => call("context_message", seq),
   search: async (_id, { query, includeHidden = false }) => call("search", String(query), Boolean(includeHidden)),
+  searchShown: async (_id, { query, includeHidden = false, hidden = [] }) =>
+    call("search_shown", String(query), Boolean(includeHidden), hidden.map(String)), // filters.mjs
   records: async (_id, { key }) => call("records", String(key)),
   recordMembers: async (_id, { key, index }) => call("record_members", String(key), index),
   export: async (_id, { format, scope, title, bytes }) =>

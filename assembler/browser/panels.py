@@ -87,11 +87,14 @@ def _tool_calls(blocks: Sequence[BlockView], tools: Mapping[str, ViewNode]) -> l
         call_id = block.callId if type(block.callId) is str else None
         node = tools.get(call_id) if call_id is not None else None
         status = "streamed"
+        ended = None
         if node is not None and type(node.data) is ToolData:
             data = node.data
             status = "error" if tool_error(data) else str(data.status)  # as the chat row says it
+            if data.result is not UNSET and is_recorded_time(data.result.time):
+                ended = data.result.time
         out.append({"name": block.name if type(block.name) is str else "tool", "callId": call_id, "status": status,
-                    "key": None if node is None else node.key})
+                    "key": None if node is None else node.key, "endedAt": ended})
     return out
 
 
@@ -133,6 +136,9 @@ def _step_row(node: ViewNode, data: TrajectoryAssistantData, chat_steps: Mapping
                          settled.usage if settled is not None else None),
         "summary": _summary(blocks), "tools": _tool_calls(blocks, tools),
         "chatKey": chat_steps.get((turn, step)) if _scalar(turn) and _scalar(step) else None, "bar": None,
+        # for the overview (browser/timeline.py): recorded times only
+        "startedAt": started if is_recorded_time(started) else None,
+        "endedAt": completed if is_recorded_time(completed) else None,
     }
     if request is not None and request.error is not UNSET:
         row["error"] = request.error

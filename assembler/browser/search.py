@@ -44,19 +44,25 @@ class SearchIndex:
     """Lowered text blocks per chat row, cached by revision."""
 
     def __init__(self) -> None:
-        self._cache: dict[str, tuple[int, list[str]]] = {}
+        self._cache: dict[str, tuple[int, list[str], frozenset[int]]] = {}
 
     def _texts(self, node: ViewNode, rev: int) -> list[str]:
+        return self._entry(node, rev)[1]
+
+    def _entry(self, node: ViewNode, rev: int) -> tuple[int, list[str], frozenset[int]]:
         hit = self._cache.get(node.key)
         if hit is not None and hit[0] == rev:
-            return hit[1]
-        texts = [text.lower() for text in row_texts(node)]  # as the page shows it
-        self._cache[node.key] = (rev, texts)
-        return texts
+            return hit
+        blocks = render.node_text_blocks(node)
+        texts = [reader_text(text).lower() for _, text in blocks]  # as the page shows it (row_texts)
+        entry = (rev, texts, frozenset(i for i, (kind, _) in enumerate(blocks) if kind == "think"))
+        self._cache[node.key] = entry
+        return entry
 
     def search(self, nodes: Sequence[ViewNode], revs: Mapping[str, int], query: str,
-               include_hidden: bool = False) -> dict[str, Any]:
-        """``{query, total, hits: [[key, count, [block, ...]], ...]}`` in display order (``nodes``' order)."""
+               include_hidden: bool = False, skip_think: bool = False) -> dict[str, Any]:
+        """``{query, total, hits: [[key, count, [block, ...]], ...]}`` in display order (``nodes``' order);
+        ``skip_think`` leaves out reasoning blocks (the page's filter hides them)."""
         q = query.lower()
         hits: list[list[Any]] = []
         total = 0
@@ -67,7 +73,10 @@ class SearchIndex:
                 continue
             count = 0
             blocks = []
-            for i, text in enumerate(self._texts(node, revs.get(node.key, 0))):
+            _, texts, think = self._entry(node, revs.get(node.key, 0))
+            for i, text in enumerate(texts):
+                if skip_think and i in think:
+                    continue
                 n = text.count(q)
                 if n:
                     count += n

@@ -18,6 +18,7 @@ from ..journal import PageRequest
 from ..jsontext import encode_with
 from ..records import encode_hook
 from ..views import InputMessageData, ViewNode, hidden_by_default
+from .facets import has_thinking, row_facet
 
 __all__ = [
     "NodeMeta",
@@ -67,6 +68,8 @@ class NodeMeta(msgspec.Struct, omit_defaults=True):
     hidden: bool = False
     role: str | None = None
     turn: int | None = None
+    facet: str = ""  # browser.filters: the row's kind for the page's filters
+    think: bool = False  # the row holds a Think section
 
 
 def node_meta(node: ViewNode, rev: int) -> NodeMeta:
@@ -77,7 +80,8 @@ def node_meta(node: ViewNode, rev: int) -> NodeMeta:
     role = data.kind if node.kind == "input-message" and type(data) is InputMessageData else None
     turn = node.location.turn
     return NodeMeta(key=node.key, kind=node.kind, seq=node.anchorSeq, rev=rev, label=render.node_label(node),
-                    size=size, hidden=hidden_by_default(node), role=role, turn=turn if type(turn) is int else None)
+                    size=size, hidden=hidden_by_default(node), role=role, turn=turn if type(turn) is int else None,
+                    facet=row_facet(node), think=has_thinking(node))
 
 
 def request_value(request: PageRequest) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from ..transcript import by_anchor
 from ..views import ViewNode
 from .panels import chat_keys_by_seq, context_rows, full_text, latest_todos, trajectory_rows
 from .search import SearchIndex, node_records, row_members
+from .timeline import timeline_of
 from .updates import as_bytes, elapsed_ms, encode_json, error_value
 from .view_export import context_markdown, trajectory_markdown, view_document
 
@@ -64,10 +65,10 @@ class ViewsMixin:
         return encode_json(latest_todos(self.assembler.window_entries()))
 
     def trajectory_view(self) -> bytes:
-        """The Trajectory view: ``{rows: [...]}`` (``panels.trajectory_rows``)."""
+        """The Trajectory view: ``{rows: [...], timeline}`` (``panels.trajectory_rows``, ``timeline.timeline_of``)."""
         rows = trajectory_rows(by_anchor(self.trajectory_nodes.values()), self.chat.values(),
                                self.assembler.index.turns)
-        return encode_json({"rows": rows})
+        return encode_json({"rows": rows, "timeline": timeline_of(rows)})
 
     def context_view(self) -> bytes:
         """The Model-context view: ``{messages, problems}`` (``panels.context_rows``) of the window."""

@@ -39,6 +39,7 @@ from ..render.texts import tool_texts
 from ..transcript import by_anchor, canonical_json, current_transcript, summarize, transcript
 from ..views import FlushResult, ToolData, ViewNode
 from .compare_view import CompareMixin
+from .filters import FiltersMixin
 from .folder import FolderMixin
 from .gcpause import page_load
 from .guard import CallOrderError, guarded
@@ -65,7 +66,7 @@ __all__ = [
 ]
 
 
-class Viewer(ViewsMixin, ReplayMixin, FolderMixin, CompareMixin):
+class Viewer(ViewsMixin, ReplayMixin, FolderMixin, CompareMixin, FiltersMixin):
     """One viewer window: a journal, an assembler over its window, the current chat nodes and an optional local
     source that answers "Load older". Every public method returns JSON bytes for the page.
 

@@ -1,0 +1,95 @@
+"""The trajectory overview: the run's steps and tool calls as spans on one axis, for the page's timeline
+(``web/timeline.mjs``), made from the Trajectory view's rows (``panels.trajectory_rows``).
+
+Rules: every span has a slot (its place in the run, for the equal-widths axis); a span has actual times only when
+both ends were recorded (``views.is_recorded_time``, already applied by ``panels``): a step from its request's start
+to its completion, a tool call from the end of the step that asked for it to its result. Nothing is ever inferred
+from a rebuilt time; when no span has recorded times the value says why actual durations are unavailable. Idle
+time between spans (a user away for an hour) longer than ``IDLE_CAP_MS`` is shortened to it on the actual axis and
+listed as a gap, so the work stays visible. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..views import is_recorded_time
+
+__all__ = ["IDLE_CAP_MS", "timeline_of"]
+
+IDLE_CAP_MS = 60_000
+"""An idle stretch longer than this is drawn this long on the actual-durations axis (and marked as a gap)."""
+
+NO_TIMES = ("Actual durations are unavailable: no step or tool call in the loaded history has recorded start and end "
+            "times (this log's times were rebuilt from the order of its events).")
+
+
+def _recorded(value: Any) -> int | float | None:
+    return value if is_recorded_time(value) else None
+
+
+def _label(row: Mapping[str, Any]) -> str:
+    where = f"Turn {row.get('turn') if row.get('turn') is not None else '?'} · step {row.get('step') or '?'}"
+    summary = row.get("summary") or ""
+    return f"{where}: {summary}" if summary else where
+
+
+def timeline_of(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """``{spans, turns, slots, timed, total, reason, start, end, gaps}`` for the trajectory ``rows``.
+
+    ``spans``: ``{lane: "step"|"tool", slot, row (the trajectory row's key), chat (the chat row's key or None),
+    turn, label, status, t0, t1}`` in run order, ``t0``/``t1`` on the actual axis (ms from the first recorded start,
+    idle gaps shortened) or None; ``turns``: ``{turn, slot, t}`` where each turn's first span starts; ``timed``: how
+    many spans have actual times; ``reason``: why actual durations are unavailable (empty when some are available);
+    ``gaps``: ``{t, ms}`` the shortened idle stretches (at ``t`` on the axis, ``ms`` really)."""
+    raw: list[dict[str, Any]] = []
+    for row in rows:
+        if row.get("kind") != "step":
+            continue
+        started, ended = _recorded(row.get("startedAt")), _recorded(row.get("endedAt"))
+        raw.append({"lane": "step", "row": row.get("key"), "chat": row.get("chatKey"), "turn": row.get("turn"),
+                    "label": _label(row), "status": row.get("status") or "",
+                    "a": started if started is not None and ended is not None and ended >= started else None,
+                    "b": ended if started is not None and ended is not None and ended >= started else None})
+        for tool in row.get("tools") or ():
+            done = _recorded(tool.get("endedAt"))
+            ok = ended is not None and done is not None and done >= ended
+            raw.append({"lane": "tool", "row": row.get("key"), "chat": tool.get("key") or row.get("chatKey"),
+                        "turn": row.get("turn"), "label": f"{tool.get('name') or 'tool'} ({_label(row)})",
+                        "status": tool.get("status") or "", "a": ended if ok else None, "b": done if ok else None})
+    turns: list[dict[str, Any]] = []
+    for slot, span in enumerate(raw):
+        span["slot"] = slot
+        if not turns or turns[-1]["turn"] != span["turn"]:
+            turns.append({"turn": span["turn"], "slot": slot, "t": None})
+    timed = [s for s in raw if s["a"] is not None]
+    gaps: list[dict[str, Any]] = []
+    shift: dict[int, float] = {}
+    if timed:
+        origin = min(s["a"] for s in timed)
+        removed = 0.0
+        covered: float | None = None
+        for span in sorted(timed, key=lambda s: (s["a"], s["b"])):
+            if covered is not None and span["a"] - covered > IDLE_CAP_MS:
+                idle = span["a"] - covered
+                removed += idle - IDLE_CAP_MS
+                gaps.append({"t": covered - origin - (removed - (idle - IDLE_CAP_MS)), "ms": idle})
+            shift[id(span)] = origin + removed
+            covered = span["b"] if covered is None else max(covered, span["b"])
+    spans: list[dict[str, Any]] = []
+    for span in raw:
+        base = shift.get(id(span))
+        a, b = span.pop("a"), span.pop("b")
+        span["t0"] = None if base is None else a - base
+        span["t1"] = None if base is None else b - base
+        spans.append(span)
+    by_turn: dict[Any, float] = {}
+    for span in spans:
+        if span["t0"] is not None and span["turn"] not in by_turn:
+            by_turn[span["turn"]] = span["t0"]
+    for turn in turns:
+        turn["t"] = by_turn.get(turn["turn"])
+    end = max((s["t1"] for s in spans if s["t1"] is not None), default=0)
+    return {"spans": spans, "turns": turns, "slots": len(spans), "timed": len(timed), "total": len(spans),
+            "reason": NO_TIMES if spans and not timed else "", "start": 0, "end": end, "gaps": gaps}
