@@ -4,6 +4,8 @@
 // on navigation, and `onFilled(row)` from the Chat view after a row's HTML changed. Keys: 1/2/3 switch views, `/`
 // focuses search. Adds to window.transcriptViewer: search(text), showView(name), views, exportFile(options).
 import { exportFile, initExportMenu } from "./export.mjs";
+import { RequestInspector, stepDecorator } from "./inspector.mjs";
+import { ContextMeter } from "./meter.mjs";
 import { addRecordsButton } from "./records.mjs";
 import { Search } from "./search.mjs";
 import { TodoPanel } from "./todos.mjs";
@@ -40,6 +42,7 @@ export function initFeatures(app) {
   let last = -1; // the window's last seq (for a whole-session export of a served session)
   const report = (/** @type {string} */ what) => (/** @type {Error} */ err) => app.onError(`${what}: ${err.message}`);
 
+  const inspector = new RequestInspector({ bridge, onError: report("Could not inspect the request") });
   const views = new ViewSwitch({
     root: byId("view-root", HTMLElement),
     tabs: byId("view-tabs", HTMLElement),
@@ -60,8 +63,11 @@ export function initFeatures(app) {
       for (const t of document.querySelectorAll("#transcript .is-target")) t.classList.remove("is-target");
       el?.classList.add("is-target");
     },
+    decorateStep: stepDecorator(inspector),
     onError: report("Could not build the view"),
   });
+  const meter = new ContextMeter({ root: byId("view-root", HTMLElement), before: byId("trajectory", HTMLElement),
+    bridge, open: (seq) => void inspector.open(seq) });
 
   const search = new Search({
     input: byId("search", HTMLInputElement),
@@ -121,6 +127,8 @@ export function initFeatures(app) {
 
   Object.assign(app.viewer, {
     views,
+    inspector,
+    meter,
     search: (/** @type {string} */ text) => search.run(String(text)),
     showView: async (/** @type {any} */ name) => { views.show(name, { hash: true }); await views.ready(); },
     exportFile: runExport,
@@ -136,6 +144,7 @@ export function initFeatures(app) {
       views.changed();
       search.refresh();
       todos.changed();
+      meter.changed();
     },
     /** Marks `text` in row `key` with the in-page search (a hit of the search across sessions). */
     markQuery: async (/** @type {string} */ text, /** @type {string} */ key) => { await search.runAt(text, key); },
@@ -147,6 +156,8 @@ export function initFeatures(app) {
     reset() {
       last = -1;
       todos.clear();
+      meter.clear();
+      inspector.close();
       views.changed();
     },
   };
