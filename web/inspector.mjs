@@ -134,9 +134,11 @@ function build(value) {
   }
   out.push(promptSection(value.prompt, value.windowed));
   const s = value.sizes;
+  const unlogged = "not in the log (no request header)";
   out.push(section("Size of the prompt (estimate)", pairs([
-    ["System prompt", `≈ ${tokenCount(s.system)} tokens`], ["Tools", `≈ ${tokenCount(s.tools)} tokens`],
-    ["Conversation", `≈ ${tokenCount(s.conversation)} tokens`]]),
+    ["System prompt", value.headerSeq === null ? unlogged : `≈ ${tokenCount(s.system)} tokens`],
+    ["Tools", value.headerSeq === null ? unlogged : `≈ ${tokenCount(s.tools)} tokens`],
+    ["Conversation", `≈ ${tokenCount(s.conversation)} tokens (${formatCount(value.prompt.messages)} messages)`]]),
   el("p", "ri-note", `Estimated from characters (${value.charsPerToken} per token), not counted by a tokenizer.`)));
   // Tools offered.
   const tools = el("ul", "ri-tools");

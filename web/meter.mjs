@@ -8,7 +8,8 @@
 import { formatCount, tokenCount } from "./summary.mjs";
 
 const SVG = "http://www.w3.org/2000/svg";
-const PARTS = /** @type {const} */ ([["system", "System prompt"], ["tools", "Tools"], ["conversation", "Conversation"]]);
+const PARTS = /** @type {const} */ ([["system", "System prompt"], ["tools", "Tools"], ["conversation", "Conversation"],
+  ["unknown", "Not in the log (system prompt, tools)"]]);
 const BAR = 10; // user units per bar (the SVG stretches to the width)
 const HEIGHT = 100;
 
@@ -39,7 +40,7 @@ function barTitle(bar) {
   const which = bar.first === bar.last ? `Request ${bar.number}` : `Requests ${bar.first}–${bar.last} (the fullest: ${bar.number})`;
   const size = bar.basis === "recorded" ? `${formatCount(bar.total)} tokens recorded` : `≈ ${formatCount(bar.total)} tokens (estimate: no usage recorded)`;
   const pct = bar.window ? ` · ${((100 * bar.total) / bar.window).toFixed(1)}% of ${formatCount(bar.window)}` : "";
-  const parts = PARTS.map(([k, label]) => `${label} ≈ ${tokenCount(bar.parts[k])}`).join(", ");
+  const parts = PARTS.filter(([k]) => bar.parts[k] > 0).map(([k, label]) => `${label} ≈ ${tokenCount(bar.parts[k])}`).join(", ");
   const marks = [bar.compaction ? "after a compaction" : "", bar.failed ? "failed" : ""].filter(Boolean).join(", ");
   return `${which}, turn ${bar.turn ?? "?"} step ${bar.step ?? "?"}: ${size}${pct}. ${parts}${marks ? `. ${marks}` : ""}. Click to inspect.`;
 }
@@ -65,6 +66,7 @@ export class ContextMeter {
     const legend = el("ul", "cm-legend");
     for (const [k, label] of PARTS) {
       const li = el("li", `cm-key cm-${k}`);
+      li.dataset.part = k;
       li.append(el("span", "cm-swatch"), document.createTextNode(label));
       legend.append(li);
     }
@@ -73,6 +75,7 @@ export class ContextMeter {
       li.append(el("span", "cm-swatch"), document.createTextNode(label));
       legend.append(li);
     }
+    this.legend = legend;
     this.note = el("p", "cm-note");
     this.section.append(head, this.chart, legend, this.note);
     before.before(this.section);
@@ -163,6 +166,8 @@ export class ContextMeter {
     const peak = bars.reduce((/** @type {any} */ a, /** @type {any} */ b) => (b.total > a.total ? b : a));
     const pct = peak.window ? ` (${((100 * peak.total) / peak.window).toFixed(1)}% of the window)` : "";
     this.peak.textContent = `fullest: request ${peak.number}, ${peak.basis === "recorded" ? "" : "≈ "}${tokenCount(peak.total)} tokens${pct}`;
+    const unknown = bars.some((/** @type {any} */ b) => b.parts.unknown > 0);
+    for (const li of this.legend.querySelectorAll("li[data-part=unknown]")) /** @type {HTMLElement} */ (li).hidden = !unknown;
     const n = value.requests;
     const sentences = [
       value.recorded === n
@@ -171,6 +176,7 @@ export class ContextMeter {
           ? `Height: the prompt size the provider reported (input + cache tokens) for ${formatCount(value.recorded)} of ${formatCount(n)} requests; the others are estimates (hatched).`
           : `Height: an estimate for every request (the log records no usage).`,
       `The split into system prompt, tools and conversation is an estimate (${value.charsPerToken} characters per token).`,
+      value.headers < n ? `${value.headers ? `${formatCount(n - value.headers)} of ${formatCount(n)} requests have` : "The log records"} no system prompt or tool list: what the recorded size holds beyond the conversation is marked as not in the log.` : "",
       value.contextWindow ? `The line is the model's context window (${formatCount(value.contextWindow)} tokens).`
         : "The log records no context window: the scale is the fullest request.",
       value.perBar > 1 ? `Each bar stands for ${value.perBar} consecutive requests (the fullest of them).` : "",

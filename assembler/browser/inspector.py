@@ -150,7 +150,9 @@ def request_value(attempts: Sequence[Attempt], i: int, windowed: bool) -> dict[s
     prev = attempts[i - 1] if i > 0 else None
     header = a.header[1] if a.header is not None else None
     context = a.context[1] if a.context is not None else {}
-    config = header.get("config") if header is not None and type(header.get("config")) is dict else {}
+    config: dict[str, Any] = {}
+    if header is not None and type(header.get("config")) is dict:
+        config = header["config"]
     system = header.get("system") if header is not None else None
     system_text = _text(system) if system is not None else None
     added = sum(1 for c in a.changes if not c.replaced)
@@ -175,11 +177,23 @@ def request_value(attempts: Sequence[Attempt], i: int, windowed: bool) -> dict[s
     }
 
 
+def _split(sizes: Mapping[str, int], total: int, scaled: bool) -> dict[str, int]:
+    """A recorded ``total`` in parts. With a request header, the estimates' proportions (their sum is only an estimate of
+    ``total``). Without one the system prompt and tools are not in the log: the conversation's estimate (at most
+    ``total``), and the rest of a recorded ``total`` is ``unknown``."""
+    estimate = sum(sizes.values())
+    if scaled:
+        scale = total / estimate if estimate else 0
+        return {**{k: round(v * scale) for k, v in sizes.items()}, "unknown": 0 if estimate else total}
+    conversation = min(sizes["conversation"], total)
+    return {"system": 0, "tools": 0, "conversation": conversation, "unknown": total - conversation}
+
+
 def meter_value(attempts: Sequence[Attempt], windowed: bool) -> dict[str, Any]:
     """The context meter: one bar per request (``bars``; runs of requests share a bar past ``MAX_BARS``), each
-    ``{seq, first, last, total, basis, parts: {system, tools, conversation}, compaction, failed, window}``.
-    ``total`` is the recorded input (``basis: "recorded"``) or the estimate (``"estimate"``); ``parts`` always
-    split ``total`` in the estimated proportions."""
+    ``{seq, first, last, total, basis, parts: {system, tools, conversation, unknown}, compaction, failed, window}``.
+    ``total`` is the recorded input (``basis: "recorded"``) or the estimate (``"estimate"``); ``parts`` split it
+    (``_split``)."""
     bars: list[dict[str, Any]] = []
     run = max(1, -(-len(attempts) // MAX_BARS))
     recorded = 0
@@ -193,20 +207,22 @@ def meter_value(attempts: Sequence[Attempt], windowed: bool) -> dict[str, Any]:
             measured = a.input_tokens()
             recorded += measured is not None
             total = measured if measured is not None else estimate
-            scale = total / estimate if estimate else 0
+            parts = ({**sizes, "unknown": 0} if measured is None  # the estimate itself
+                     else _split(sizes, total, a.header is not None))
             context = a.context[1] if a.context is not None else {}
             window = context.get("contextWindow") if type(context.get("contextWindow")) in (int, float) else None
             if window is not None:
                 windows.append(int(window))
             values.append({"seq": a.seq, "number": j + 1, "turn": a.turn, "step": a.step, "total": total,
                            "basis": "recorded" if measured is not None else "estimate",
-                           "parts": {k: round(v * scale) for k, v in sizes.items()}, "window": window,
+                           "parts": parts, "window": window,
                            "compaction": any(c.replaced for c in a.changes), "failed": a.status == "error"})
         bar = max(values, key=lambda v: v["total"])
         bar = {**bar, "first": values[0]["number"], "last": values[-1]["number"],
                "compaction": any(v["compaction"] for v in values), "failed": any(v["failed"] for v in values)}
         bars.append(bar)
     return {"bars": bars, "requests": len(attempts), "recorded": recorded, "perBar": run,
+            "headers": sum(1 for a in attempts if a.header is not None),
             "contextWindow": max(windows) if windows else None, "windowed": windowed,
             "charsPerToken": CHARS_PER_TOKEN}
 
