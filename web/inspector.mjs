@@ -88,7 +88,8 @@ function promptSection(prompt, windowed) {
       : `The session's first request: all ${formatCount(n)} message${n === 1 ? "" : "s"} are new.`;
   } else {
     const parts = [`${prompt.added} added`];
-    if (prompt.removed) parts.push(`${prompt.removed} replaced by ${prompt.changes.filter((/** @type {any} */ c) => c.replaced.length).length} (compaction)`);
+    const summaries = prompt.changes.filter((/** @type {any} */ c) => c.replaced.length).length;
+    if (prompt.removed) parts.push(`${prompt.removed} replaced by ${summaries === 1 ? "a compaction summary" : `${summaries} compaction summaries`}`);
     sentence = `${formatCount(n)} message${n === 1 ? "" : "s"} (the previous request had ${formatCount(prompt.before)}): ${parts.join(", ")}.`;
   }
   const list = el("ol", "ri-changes");
@@ -117,12 +118,16 @@ function build(value) {
   for (const [k, v] of value.config) if (k !== "provider" && k !== "model") facts.push([k, v]);
   out.push(section("Request", pairs(facts)));
   // Timing: each figure or why it is unavailable.
+  // One reason shared by every unavailable figure is said once, under them.
+  const whys = new Set(TIMING.map(([key]) => value.timing[key]).filter((f) => f.value === null).map((f) => f.why));
+  const shared = whys.size === 1 ? [...whys][0] : null;
   const timing = pairs(TIMING.map(([key, label]) => {
     const f = value.timing[key];
-    return [label, f.value === null ? `unavailable: ${f.why}` : timingText(key, f.value)];
+    if (f.value !== null) return [label, timingText(key, f.value)];
+    return [label, shared ? "unavailable" : `unavailable: ${f.why}`];
   }));
   timing.classList.add("ri-timing");
-  out.push(section("Timing", timing));
+  out.push(section("Timing", timing, ...(shared ? [el("p", "ri-note ri-timing-why", `Unavailable: ${shared}.`)] : [])));
   // Usage, as recorded.
   if (value.usage) {
     const rows = /** @type {[string, string][]} */ (USAGE.filter(([k]) => typeof value.usage[k] === "number")

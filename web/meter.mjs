@@ -3,7 +3,7 @@
 // of the window, one bar per request, split into system prompt, tools and conversation, with compactions and failed
 // requests marked and the model's context window drawn when the log records it. The numbers come from the worker
 // (assembler/browser/inspector.py: meter_value): a bar's height is the recorded prompt size where the log has usage,
-// else an estimate (drawn hatched); the split is always an estimate, and the legend says so. Built with DOM calls
+// else an estimate (drawn with a dashed outline); the split is always an estimate, and the legend says so. Built with DOM calls
 // (SVG elements with numeric attributes, text by textContent); a bar opens the request inspector.
 import { formatCount, tokenCount } from "./summary.mjs";
 
@@ -12,6 +12,8 @@ const PARTS = /** @type {const} */ ([["system", "System prompt"], ["tools", "Too
   ["unknown", "Not in the log (system prompt, tools)"]]);
 const BAR = 10; // user units per bar (the SVG stretches to the width)
 const HEIGHT = 100;
+const MIN_SLOTS = 48; // the chart has room for at least this many bars
+const MIN_HEIGHT = 1.5; // user units: a prompt of a few tokens under a large window is still a visible bar
 
 /**
  * @param {string} tag
@@ -61,7 +63,8 @@ export class ContextMeter {
     const head = el("div", "cm-head");
     head.append(el("h2", "cm-title", "Context per request"));
     this.peak = el("span", "cm-peak");
-    head.append(this.peak);
+    this.scale = el("span", "cm-scale");
+    head.append(this.peak, this.scale);
     this.chart = svg("svg", { class: "cm-chart", preserveAspectRatio: "none", role: "img" });
     const legend = el("ul", "cm-legend");
     for (const [k, label] of PARTS) {
@@ -70,8 +73,10 @@ export class ContextMeter {
       li.append(el("span", "cm-swatch"), document.createTextNode(label));
       legend.append(li);
     }
-    for (const [k, label] of [["compaction", "Compaction"], ["failed", "Failed request"], ["estimate", "Estimated height"]]) {
+    for (const [k, label] of [["compaction", "Compaction"], ["failed", "Failed request"], ["estimate", "Estimated height"],
+      ["window", "Context window"]]) {
       const li = el("li", `cm-key cm-key-${k}`);
+      li.dataset.part = k;
       li.append(el("span", "cm-swatch"), document.createTextNode(label));
       legend.append(li);
     }
@@ -133,7 +138,7 @@ export class ContextMeter {
     this.section.dataset.recorded = String(value.recorded);
     if (!bars.length) { this.chart.replaceChildren(); return; }
     const top = Math.max(value.contextWindow ?? 0, ...bars.map((/** @type {any} */ b) => b.total)) || 1;
-    const width = bars.length * BAR;
+    const width = Math.max(bars.length, MIN_SLOTS) * BAR; // a few requests get narrow bars, left-aligned
     this.chart.setAttribute("viewBox", `0 0 ${width} ${HEIGHT}`);
     const nodes = [];
     for (const [i, bar] of bars.entries()) {
@@ -142,7 +147,7 @@ export class ContextMeter {
       title.textContent = barTitle(bar);
       g.append(title);
       const sum = PARTS.reduce((acc, [k]) => acc + bar.parts[k], 0) || 1;
-      const full = (HEIGHT * bar.total) / top;
+      const full = bar.total > 0 ? Math.max(MIN_HEIGHT, (HEIGHT * bar.total) / top) : 0; // a small prompt stays visible
       let y = HEIGHT;
       for (const [k] of PARTS) {
         const h = (full * bar.parts[k]) / sum;
@@ -155,25 +160,32 @@ export class ContextMeter {
       g.append(svg("rect", { class: "cm-hit", x: i * BAR, y: 0, width: BAR, height: HEIGHT }));
       g.addEventListener("click", () => this.openRequest(bar.seq));
       nodes.push(g);
-      if (bar.compaction) nodes.push(svg("rect", { class: "cm-compaction", x: i * BAR - 0.6, y: 0, width: 1.2, height: HEIGHT }));
+      // Lines keep their screen width however the chart is stretched (non-scaling stroke).
+      if (bar.compaction) nodes.push(svg("line", { class: "cm-compaction", x1: i * BAR, x2: i * BAR, y1: 0, y2: HEIGHT, "vector-effect": "non-scaling-stroke" }));
     }
     if (value.contextWindow) {
-      const y = HEIGHT - (HEIGHT * value.contextWindow) / top;
-      nodes.push(svg("rect", { class: "cm-window", x: 0, y: Math.max(0, y - 0.4), width, height: 0.8 }));
+      const y = Math.max(0.5, HEIGHT - (HEIGHT * value.contextWindow) / top);
+      nodes.push(svg("line", { class: "cm-window", x1: 0, x2: width, y1: y, y2: y, "vector-effect": "non-scaling-stroke" }));
     }
     this.chart.replaceChildren(...nodes);
     this.chart.setAttribute("aria-label", `${formatCount(value.requests)} requests; ${bars.filter((/** @type {any} */ b) => b.compaction).length} after a compaction`);
     const peak = bars.reduce((/** @type {any} */ a, /** @type {any} */ b) => (b.total > a.total ? b : a));
     const pct = peak.window ? ` (${((100 * peak.total) / peak.window).toFixed(1)}% of the window)` : "";
     this.peak.textContent = `fullest: request ${peak.number}, ${peak.basis === "recorded" ? "" : "≈ "}${tokenCount(peak.total)} tokens${pct}`;
+    this.scale.textContent = `scale: 0 to ${tokenCount(top)} tokens`;
     const unknown = bars.some((/** @type {any} */ b) => b.parts.unknown > 0);
-    for (const li of this.legend.querySelectorAll("li[data-part=unknown]")) /** @type {HTMLElement} */ (li).hidden = !unknown;
+    const present = { unknown, window: Boolean(value.contextWindow), failed: bars.some((/** @type {any} */ b) => b.failed),
+      compaction: bars.some((/** @type {any} */ b) => b.compaction), estimate: value.recorded < value.requests };
+    for (const [part, on] of Object.entries(present)) {
+      const li = /** @type {HTMLElement | null} */ (this.legend.querySelector(`li[data-part=${part}]`));
+      if (li) li.hidden = !on;
+    }
     const n = value.requests;
     const sentences = [
       value.recorded === n
         ? `Height: the prompt size the provider reported (input + cache tokens) for all ${formatCount(n)} requests.`
         : value.recorded
-          ? `Height: the prompt size the provider reported (input + cache tokens) for ${formatCount(value.recorded)} of ${formatCount(n)} requests; the others are estimates (hatched).`
+          ? `Height: the prompt size the provider reported (input + cache tokens) for ${formatCount(value.recorded)} of ${formatCount(n)} requests; the others are estimates (dashed outline).`
           : `Height: an estimate for every request (the log records no usage).`,
       `The split into system prompt, tools and conversation is an estimate (${value.charsPerToken} characters per token).`,
       value.headers < n ? `${value.headers ? `${formatCount(n - value.headers)} of ${formatCount(n)} requests have` : "The log records"} no system prompt or tool list: what the recorded size holds beyond the conversation is marked as not in the log.` : "",

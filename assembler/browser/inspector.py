@@ -127,7 +127,7 @@ def _config(a: Attempt) -> list[list[str]]:
             rows.extend([f"{prefix}{k}", _text(v)] for k, v in value.items())
     context = a.context[1] if a.context is not None else None
     if context is not None and type(context.get("contextWindow")) in (int, float):
-        rows.append(["context window", f"{context['contextWindow']} tokens"])
+        rows.append(["Context window", f"{context['contextWindow']} tokens"])
     return rows
 
 

@@ -75,9 +75,10 @@ def test_the_overflowed_request_is_a_failed_row_and_the_inspector_shows_the_comp
     assert expected["number"] == 3
     assert "Request 3 of 3 in this session" in text
     assert "sent again for the same step after its previous request failed" in text
-    assert "3 messages (the previous request had 3): 0 added, 1 replaced by 1 (compaction)" in text
+    assert "3 messages (the previous request had 3): 0 added, 1 replaced by a compaction summary." in text
     assert "This is an automatically generated checkpoint" in text
-    assert "unavailable: the log records no times (they were rebuilt from a counter)" in text
+    assert "Unavailable: the log records no times (they were rebuilt from a counter)." in text
+    assert page.locator("#request-inspector .ri-timing dd").all_inner_texts()[:4] == ["unavailable"] * 4
     assert "deepseek-v4-flash" in text and "128000 tokens" in text
     # The step's two requests: the failed one is a click away.
     page.locator("#request-inspector .ri-attempt", has_text="request 2").click()
@@ -117,7 +118,7 @@ def test_the_meter_has_a_bar_per_request_marks_the_compaction_and_only_shows_bes
     assert page.locator("#context-meter .cm-bar.is-failed").count() == 1
     assert page.locator("#context-meter .cm-window").count() == 1
     note = page.inner_text("#context-meter .cm-note")
-    assert "for 2 of 3 requests; the others are estimates (hatched)" in note
+    assert "for 2 of 3 requests; the others are estimates (dashed outline)" in note
     assert "is an estimate (4 characters per token)" in note and "context window (128,000 tokens)" in note
     title = page.locator("#context-meter .cm-bar").nth(2).locator("title").text_content() or ""
     assert title.startswith("Request 3, turn 1 step 2: 20 tokens recorded") and "after a compaction" in title
@@ -165,3 +166,27 @@ def test_recorded_times_show_in_the_timing_panel(viewer: Viewer) -> None:
     assert figures[2] == f"{timing['ttft']['value']} ms" or figures[2].endswith(" s")  # durationText's form
     assert "unavailable" not in figures[1] and "unavailable" not in figures[2]
     viewer.page.keyboard.press("Escape")
+
+
+@pytest.mark.parametrize("width", [390, 1024, 1440])
+def test_the_meter_and_the_inspector_fit_the_screen(compaction: tuple[Viewer, bytes], width: int) -> None:
+    viewer, _ = compaction
+    page = viewer.page
+    page.set_viewport_size({"width": width, "height": 844 if width == 390 else 900})
+    try:
+        page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        meter = page.locator("#context-meter").bounding_box()
+        assert meter is not None and meter["x"] >= 0 and meter["x"] + meter["width"] <= width
+        page.screenshot(path=f"build/screenshots/meter-{width}.png")
+        page.locator("#trajectory .traj-row.traj-step .traj-inspect").last.click()
+        inspector_text(viewer)
+        panel = page.locator("#request-inspector").bounding_box()
+        assert panel is not None and panel["x"] >= 0 and panel["x"] + panel["width"] <= width + 0.5
+        assert panel["height"] <= page.viewport_size["height"] + 0.5  # type: ignore[index]
+        # The body scrolls inside the panel; its sections are all there.
+        assert page.locator("#request-inspector .ri-section h3").all_inner_texts()[:3] == [
+            "Request", "Timing", "Usage"]
+        page.screenshot(path=f"build/screenshots/inspector-{width}.png")
+        page.keyboard.press("Escape")
+    finally:
+        page.set_viewport_size({"width": 1200, "height": 900})  # the fixture's size

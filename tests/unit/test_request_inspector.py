@@ -91,7 +91,7 @@ def test_request_settings_and_tools_as_the_header_records_them() -> None:
     viewer = fixture(COMPACTION)
     value = inspect(viewer, rows(viewer)[0]["request"])
     assert (value["provider"], value["model"]) == ("deepseek-official", "deepseek-v4-flash")
-    assert ["context window", "128000 tokens"] in value["config"]
+    assert ["Context window", "128000 tokens"] in value["config"]
     assert value["system"]["text"].startswith("You are an AI agent") and value["system"]["chars"] > 1000
     names = [t["name"] for t in value["tools"]["items"]]
     assert "bash" in names and all("description" in t for t in value["tools"]["items"])
