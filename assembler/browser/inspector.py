@@ -178,9 +178,9 @@ def request_value(attempts: Sequence[Attempt], i: int, windowed: bool) -> dict[s
 
 
 def _split(sizes: Mapping[str, int], total: int, scaled: bool) -> dict[str, int]:
-    """A recorded ``total`` in parts. With a request header, the estimates' proportions (their sum is only an estimate of
-    ``total``). Without one the system prompt and tools are not in the log: the conversation's estimate (at most
-    ``total``), and the rest of a recorded ``total`` is ``unknown``."""
+    """A recorded ``total`` in parts. With a request header, the estimates' proportions (their sum is only an
+    estimate of ``total``). Without one the system prompt and tools are not in the log: the conversation's estimate
+    (at most ``total``), and the rest of a recorded ``total`` is ``unknown``."""
     estimate = sum(sizes.values())
     if scaled:
         scale = total / estimate if estimate else 0

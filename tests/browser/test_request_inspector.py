@@ -42,7 +42,7 @@ def open_trajectory(viewer: Viewer, name: str, data: bytes) -> None:
     assert result["error"] is None
     page.evaluate("() => window.transcriptViewer.showView('trajectory')")
     page.wait_for_function("() => document.getElementById('trajectory').dataset.rows !== undefined")
-    page.evaluate("async () => { await window.transcriptViewer.views.ready(); await window.transcriptViewer.meter.ready(); }")
+    page.evaluate("async () => { const tv = window.transcriptViewer; await tv.views.ready(); await tv.meter.ready(); }")
     page.wait_for_function("() => !document.getElementById('context-meter').hidden")
 
 
@@ -71,7 +71,8 @@ def test_the_overflowed_request_is_a_failed_row_and_the_inspector_shows_the_comp
     button = steps.nth(2).locator(".traj-inspect")
     button.click()
     text = inspector_text(viewer)
-    expected = json.loads(cpython(data).request_inspector(json.loads(cpython(data).trajectory_view())["rows"][2]["request"]))
+    py = cpython(data)
+    expected = json.loads(py.request_inspector(json.loads(py.trajectory_view())["rows"][2]["request"]))
     assert expected["number"] == 3
     assert "Request 3 of 3 in this session" in text
     assert "sent again for the same step after its previous request failed" in text
