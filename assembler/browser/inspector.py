@@ -12,6 +12,7 @@ describes its last request only. Pure.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,7 +21,8 @@ from ..views import is_recorded_time
 from .requests import CHARS_PER_TOKEN, Attempt, collect_attempts, estimate_tokens
 from .updates import encode_json
 
-__all__ = ["InspectorMixin", "request_value", "meter_value", "with_failed_requests", "MAX_BARS", "SYSTEM_CHARS"]
+__all__ = ["InspectorMixin", "request_value", "meter_value", "with_failed_requests", "window_attempts", "MAX_BARS",
+           "SYSTEM_CHARS"]
 
 MAX_BARS = 400
 """The meter draws at most this many bars: beyond, each bar stands for the fullest of a run of requests."""
@@ -135,13 +137,17 @@ def _pick(*values: Any) -> str | None:
     return next((v for v in values if type(v) is str and v), None)
 
 
-def _sizes(a: Attempt) -> dict[str, int]:
-    header = a.header[1] if a.header is not None else {}
-    system = header.get("system")
-    tools = header.get("tools")
-    return {"system": estimate_tokens(len(_text(system))) if system is not None else 0,
-            "tools": estimate_tokens(len(_text(tools))) if tools is not None else 0,
-            "conversation": a.conversation}
+def _sizes(a: Attempt, headers: dict[int, tuple[int, int]] | None = None) -> dict[str, int]:
+    """The estimated sizes of the request's parts (``headers``: the header sizes already estimated, by seq)."""
+    known = headers.get(a.header[0]) if headers is not None and a.header is not None else None
+    if known is None:
+        header = a.header[1] if a.header is not None else {}
+        system, tools = header.get("system"), header.get("tools")
+        known = (estimate_tokens(len(_text(system))) if system is not None else 0,
+                 estimate_tokens(len(_text(tools))) if tools is not None else 0)
+        if headers is not None and a.header is not None:
+            headers[a.header[0]] = known
+    return {"system": known[0], "tools": known[1], "conversation": a.conversation}
 
 
 def request_value(attempts: Sequence[Attempt], i: int, windowed: bool) -> dict[str, Any]:
@@ -168,8 +174,7 @@ def request_value(attempts: Sequence[Attempt], i: int, windowed: bool) -> dict[s
         "tools": _tools(header),
         "prompt": {"first": prev is None, "messages": a.messages, "before": None if prev is None else prev.messages,
                    "added": added, "removed": removed,
-                   "changes": [{"seq": c.seq, "role": c.role, "type": c.type, "preview": c.preview, "chars": c.chars,
-                                "replaced": c.replaced} for c in a.changes]},
+                   "changes": [c.value() for c in a.changes]},
         "usage": a.usage, "input": a.input_tokens(), "sizes": _sizes(a), "charsPerToken": CHARS_PER_TOKEN,
         "timing": timing_value(a),
         "attempts": [{"seq": b.seq, "number": j + 1, "status": b.status, "cause": b.cause}
@@ -198,11 +203,12 @@ def meter_value(attempts: Sequence[Attempt], windowed: bool) -> dict[str, Any]:
     run = max(1, -(-len(attempts) // MAX_BARS))
     recorded = 0
     windows: list[int] = []
+    headers: dict[int, tuple[int, int]] = {}
     for start in range(0, len(attempts), run):
         group = list(enumerate(attempts[start:start + run], start))
         values = []
         for j, a in group:
-            sizes = _sizes(a)
+            sizes = _sizes(a, headers)
             estimate = sum(sizes.values())
             measured = a.input_tokens()
             recorded += measured is not None
@@ -256,13 +262,29 @@ def with_failed_requests(rows: list[dict[str, Any]], attempts: Sequence[Attempt]
     return out
 
 
+_LAST: list[Any] = [None, None, -1, []]  # weak ref to the assembler, its last entry, its entry count, the attempts
+
+
+def window_attempts(assembler: ConversationAssembler) -> list[Attempt]:
+    """``collect_attempts`` of the assembler's window, kept until the window changes (the Trajectory view and the
+    meter ask for the same window in turn). Only a weak reference to the assembler is kept."""
+    entries = assembler.window_entries()
+    last = entries[-1] if entries else None
+    ref, cached_last, count, attempts = _LAST
+    if ref is not None and ref() is assembler and cached_last is last and count == len(entries):
+        return attempts  # type: ignore[no-any-return]
+    attempts = collect_attempts(entries)
+    _LAST[:] = [weakref.ref(assembler), last, len(entries), attempts]
+    return attempts
+
+
 class InspectorMixin:
     """Entry points of ``Viewer``: ``request_inspector`` and ``context_meter``."""
 
     assembler: ConversationAssembler
 
     def _attempts(self) -> list[Attempt]:
-        return collect_attempts(self.assembler.window_entries())
+        return window_attempts(self.assembler)
 
     def request_inspector(self, seq: int) -> bytes:
         """The request whose first event is ``seq`` (a trajectory row's ``request``), or its step's last request

@@ -80,15 +80,40 @@ def message_preview(message: Mapping[str, Any], limit: int = 160) -> str:
     return ""
 
 
-class Change(msgspec.Struct):
-    """One surface event between two prompts: ``seq`` appended, or ``seq`` put in place of ``replaced``."""
+class Change:
+    """One surface event between two prompts: ``event`` appended, or put in place of the events ``replaced``.
+    ``value()`` is its JSON value (previews made on request: most changes are never looked at)."""
 
-    seq: int
-    role: str
-    type: str
-    preview: str
-    chars: int
-    replaced: list[dict[str, Any]]
+    __slots__ = ("event", "chars", "replaced")
+
+    def __init__(self, event: Mapping[str, Any], chars: int, replaced: list[Mapping[str, Any]]) -> None:
+        self.event, self.chars, self.replaced = event, chars, replaced
+
+    @property
+    def seq(self) -> int:
+        return int(self.event["seq"])
+
+    def value(self) -> dict[str, Any]:
+        message = message_of(self.event)
+        return {"seq": self.seq, "role": str(message.get("role", "?")), "type": str(self.event.get("type")),
+                "preview": message_preview(message), "chars": self.chars,
+                "replaced": [_old_value(old) for old in self.replaced]}
+
+
+def _old_value(event: Mapping[str, Any]) -> dict[str, Any]:
+    message = message_of(event)
+    return {"seq": event.get("seq"), "role": str(message.get("role", "?")), "preview": message_preview(message),
+            "chars": _content_chars(message.get("content"))}
+
+
+def _shallow(event: Any) -> dict[str, Any]:
+    """A surface event as the dict ``SurfaceManager`` reads, without converting its (already plain) payload."""
+    out: dict[str, Any] = {"type": event.type, "seq": event.seq, "time": event.time, "data": event.data}
+    if event.surfaceOp is not msgspec.UNSET:
+        out["surfaceOp"] = msgspec.to_builtins(event.surfaceOp)
+    if event.sourceEventSeqs is not msgspec.UNSET:
+        out["sourceEventSeqs"] = list(event.sourceEventSeqs)
+    return out
 
 
 class Attempt:
@@ -169,6 +194,7 @@ class _Fold:
     def __init__(self) -> None:
         self.attempts: list[Attempt] = []
         self.by_step: dict[tuple[Any, Any], Attempt] = {}  # the last attempt of each step
+        self.running: dict[tuple[Any, Any], Attempt] = {}  # the attempts not ended yet
         self.anchors: dict[tuple[Any, Any], int] = {}
         self.pending_retry: dict[tuple[Any, Any], dict[str, Any]] = {}
         self.header: tuple[int, dict[str, Any]] | None = None
@@ -186,6 +212,7 @@ class _Fold:
         attempt.header, attempt.context = self.header, self.context
         self.attempts.append(attempt)
         self.by_step[key] = attempt
+        self.running[key] = attempt
         return attempt
 
     def responding(self, key: tuple[Any, Any], seq: int, time: Any) -> Attempt:
@@ -210,13 +237,14 @@ class _Fold:
         attempt.conversation = self.conversation
 
     def end(self, attempt: Attempt, seq: int, time: Any, status: str) -> None:
+        self.running.pop((attempt.turn, attempt.step), None)
         self.capture(attempt, seq)
         attempt.status, attempt.ended, attempt.end_seq = status, time, seq
 
     def boundary(self, seq: int, time: Any, turn: Any, step: Any = None) -> None:
         """``step/end`` or ``turn/end``: an attempt still open there ended without its message."""
-        for key, attempt in self.by_step.items():
-            if attempt.open and key[0] == turn and (step is None or key[1] == step):
+        for key, attempt in list(self.running.items()):
+            if key[0] == turn and (step is None or key[1] == step):
                 self.end(attempt, seq, time, "interrupted")
 
     def surface_event(self, event: dict[str, Any]) -> None:
@@ -231,25 +259,19 @@ class _Fold:
         self.log.append(event)
         if seq not in self.surface:
             return
-        message = message_of(event)
-        chars = _content_chars(message.get("content"))
+        chars = _content_chars(message_of(event).get("content"))
         size = estimate_tokens(chars) + 4  # the role's framing
-        replaced = []
         for node in gone:
             self.conversation -= self.sizes.pop(node.seq, 0)
-            old = message_of(node.event)
-            replaced.append({"seq": node.seq, "role": str(old.get("role", "?")), "preview": message_preview(old),
-                             "chars": _content_chars(old.get("content"))})
         self.sizes[seq] = size
         self.conversation += size
-        self.changes.append(Change(seq, str(message.get("role", "?")), str(event.get("type")), message_preview(message),
-                                   chars, replaced))
+        self.changes.append(Change(event, chars, [node.event for node in gone]))
 
     def event(self, event: Any) -> None:
         etype, seq, time = event.type, event.seq, event.time
         if etype in SURFACE_TYPES:
             self._response(event)  # an assistant/message settles its attempt before it joins the surface
-            self.surface_event(msgspec.to_builtins(event))
+            self.surface_event(_shallow(event))
             return
         data = event.data
         if etype == "request/header" and type(data) is dict and type(data.get("header")) is dict:
@@ -276,8 +298,24 @@ class _Fold:
             key = _turn_step(data)
             if key is not None and key in self.pending_retry:
                 self.begin(key, seq, time, "retry")
-        elif etype == "assistant/chunk" or etype.startswith("chunkrow/"):
+        elif etype == "assistant/chunk":
+            if not self._settled_delta(data):
+                self._response(event)
+        elif etype.startswith("chunkrow/"):
             self._response(event)
+
+    def _settled_delta(self, data: Any) -> bool:
+        """The common case, decided fast: a chunk of a running attempt that changes nothing (a delta after the first
+        token, a block's start or end)."""
+        if type(data) is not dict:
+            return False
+        chunk = data.get("chunk")
+        kind = chunk.get("type") if type(chunk) is dict else None
+        if kind == "usage" or kind == "finish" or type(kind) is not str:
+            return False
+        key = _turn_step(data)
+        attempt = self.running.get(key) if key is not None else None
+        return attempt is not None and attempt.evidence and (attempt.first_token is not None or kind not in _DELTAS)
 
     def _response(self, event: Any) -> None:
         etype = event.type

@@ -20,9 +20,8 @@ from ..history import MessageIndex
 from ..records import decode_page
 from ..transcript import by_anchor
 from ..views import ViewNode
-from .inspector import with_failed_requests
+from .inspector import window_attempts, with_failed_requests
 from .panels import chat_keys_by_seq, context_rows, full_text, latest_todos, trajectory_rows
-from .requests import collect_attempts
 from .search import SearchIndex, node_records, row_members
 from .updates import as_bytes, elapsed_ms, encode_json, error_value
 from .view_export import context_markdown, trajectory_markdown, view_document
@@ -73,7 +72,7 @@ class ViewsMixin:
         """``panels.trajectory_rows`` with each request that failed and was sent again (``inspector``)."""
         rows = trajectory_rows(by_anchor(self.trajectory_nodes.values()), self.chat.values(),
                                self.assembler.index.turns)
-        return with_failed_requests(rows, collect_attempts(self.assembler.window_entries()))
+        return with_failed_requests(rows, window_attempts(self.assembler))
 
     def context_view(self) -> bytes:
         """The Model-context view: ``{messages, problems}`` (``panels.context_rows``) of the window."""
