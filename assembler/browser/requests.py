@@ -344,6 +344,8 @@ class _Fold:
             return
         chunk = data.get("chunk") if type(data) is dict else None
         kind = chunk.get("type") if type(chunk) is dict else None
+        if type(kind) is not str:
+            return
         if kind in _DELTAS and attempt.first_token is None:
             attempt.first_token = time
         elif kind == "usage":
