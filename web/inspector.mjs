@@ -119,12 +119,15 @@ function build(value) {
   out.push(section("Request", pairs(facts)));
   // Timing: each figure or why it is unavailable.
   // One reason shared by every unavailable figure is said once, under them.
-  const whys = new Set(TIMING.map(([key]) => value.timing[key]).filter((f) => f.value === null).map((f) => f.why));
-  const shared = whys.size === 1 ? [...whys][0] : null;
+  // (Tokens per second follows from the generation time: when that is unavailable, so is the rate, for its reason.)
+  const times = TIMING.filter(([key]) => key !== "tokensPerSecond").map(([key]) => value.timing[key]);
+  const whys = new Set(times.filter((f) => f.value === null).map((f) => f.why));
+  const shared = whys.size === 1 && times.every((f) => f.value === null) ? [...whys][0] : null;
   const timing = pairs(TIMING.map(([key, label]) => {
     const f = value.timing[key];
     if (f.value !== null) return [label, timingText(key, f.value)];
-    return [label, shared ? "unavailable" : `unavailable: ${f.why}`];
+    const derived = key === "tokensPerSecond" && value.timing.generation.value === null;
+    return [label, shared && (derived || key !== "tokensPerSecond") ? "unavailable" : `unavailable: ${f.why}`];
   }));
   timing.classList.add("ri-timing");
   out.push(section("Timing", timing, ...(shared ? [el("p", "ri-note ri-timing-why", `Unavailable: ${shared}.`)] : [])));
