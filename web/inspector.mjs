@@ -134,7 +134,7 @@ function build(value) {
   // Usage, as recorded.
   if (value.usage) {
     const rows = /** @type {[string, string][]} */ (USAGE.filter(([k]) => typeof value.usage[k] === "number")
-      .map(([k, label]) => [label, `${formatCount(value.usage[k])} tokens`]));
+      .map(([k, label]) => [label, `${formatCount(value.usage[k])} token${value.usage[k] === 1 ? "" : "s"}`]));
     if (value.input !== null) rows.push(["Prompt size", `${formatCount(value.input)} tokens (input + cache, as recorded)`]);
     out.push(section("Usage", pairs(rows)));
   } else {

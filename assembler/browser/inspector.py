@@ -63,6 +63,9 @@ def timing_value(a: Attempt) -> dict[str, Any]:
             NO_TIMES if not is_recorded_time(a.first_token) else None)
     started = a.started if start_known and _recorded(a.started) else None
     total = a.ended - a.started if started is not None and _recorded(a.ended) and a.ended >= a.started else None
+    total_why = start_why or end_why
+    if total == 0 and a.first_token is None and total_why is None:  # one instant: a reader's step around a record
+        total, total_why = None, "the log records the request and its whole response at one instant"
     ttft = (a.first_token - a.started if started is not None and _recorded(a.first_token)
             and a.first_token >= a.started else None)
     generation = (a.ended - a.first_token if _recorded(a.first_token, a.ended) and a.ended >= a.first_token
@@ -80,7 +83,7 @@ def timing_value(a: Attempt) -> dict[str, Any]:
         rate = round(out_tokens / (generation / 1000), 1)
     return {
         "started": _figure(started, start_why),
-        "total": _figure(total, start_why or end_why),
+        "total": _figure(total, total_why),
         "ttft": _figure(ttft, start_why or first_why),
         "generation": _figure(generation, first_why or end_why),
         "tokensPerSecond": _figure(rate, rate_why),
@@ -94,12 +97,12 @@ def _text(value: Any) -> str:
 def _tools(header: Mapping[str, Any] | None) -> dict[str, Any]:
     """The tools offered: ``{items: [{name, description?, schema?}], note}``."""
     if header is None:
-        return {"items": [], "note": "the log records no request header for this request"}
+        return {"items": [], "note": "The log records no request header for this request."}
     tools = header.get("tools")
     if tools is None:
-        return {"items": [], "note": "the request header records no tools"}
+        return {"items": [], "note": "The request header records no tools."}
     if type(tools) is not list:
-        return {"items": [], "note": f"recorded as {_text(tools)[:200]!r}, not a list"}
+        return {"items": [], "note": f"Recorded as {_text(tools)[:200]!r}, not as a list."}
     items = []
     for tool in tools:
         if type(tool) is str:
@@ -115,7 +118,7 @@ def _tools(header: Mapping[str, Any] | None) -> dict[str, Any]:
             items.append(item)
         else:
             items.append({"name": _text(tool)})
-    note = "names only: the log records no descriptions" if items and all(len(i) == 1 for i in items) else ""
+    note = "Names only: the log records no descriptions." if items and all(len(i) == 1 for i in items) else ""
     return {"items": items, "note": note}
 
 

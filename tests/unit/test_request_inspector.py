@@ -101,7 +101,7 @@ def test_request_settings_and_tools_as_the_header_records_them() -> None:
     sdk = fixture(SDK)
     value = inspect(sdk, rows(sdk)[0]["request"])
     assert ["maxTokens", "256000"] in value["config"] and ["reasoningEffort", "high"] in value["config"]
-    assert value["tools"]["note"].startswith("names only") and value["tools"]["items"][0] == {"name": "cordis_define"}
+    assert value["tools"]["note"].startswith("Names only") and value["tools"]["items"][0] == {"name": "cordis_define"}
 
 
 def test_the_projected_logs_have_no_times_and_every_timing_figure_says_so() -> None:
@@ -188,6 +188,10 @@ def test_a_claude_code_log_meter_is_recorded_usage_with_the_unlogged_part_marked
     request = inspect(viewer, value["bars"][-1]["seq"])
     assert request["model"].startswith("claude-") and request["provider"] == "anthropic"
     assert request["input"] == bar["total"] and request["tools"]["items"] == []
+    timing = request["timing"]  # a reader's step wraps one record: one instant, never a "0 ms" request
+    assert timing["started"]["value"] is not None and timing["total"]["value"] is None
+    assert timing["total"]["why"] == "the log records the request and its whole response at one instant"
+    assert timing["ttft"]["why"] == "the response was recorded whole, not streamed"
 
 
 def test_a_long_run_shares_bars_and_each_bar_is_the_fullest_of_its_run() -> None:
