@@ -212,14 +212,16 @@ export class RequestInspector {
   }
 
   /**
-   * Opens the inspector on the request whose first event is `seq` (or its step's last request for a step's seq).
+   * Opens the inspector on the request whose first event is `seq`, or with `step` on the last request of the step
+   * whose trajectory row's seq it is.
    * @param {number} seq
+   * @param {boolean} [step]
    */
-  async open(seq) {
+  async open(seq, step = false) {
     if (!this.dialog.open) this.opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     let value;
     try {
-      value = await this.bridge.json("requestInspector", { seq });
+      value = await this.bridge.json("requestInspector", { seq, step });
     } catch (err) {
       this.onError(/** @type {Error} */ (err));
       return;
@@ -278,16 +280,17 @@ export class RequestInspector {
 export function stepDecorator(inspector) {
   return (row, node) => {
     if (row.kind !== "step") return;
-    const seq = typeof row.request === "number" ? row.request : row.seq;
+    // A row's own request (a failed one the trajectory adds), else its step's last request.
+    const open = () => (typeof row.request === "number" ? inspector.open(row.request) : inspector.open(row.seq, true));
     const button = /** @type {HTMLButtonElement} */ (el("button", "traj-inspect", "Request ›"));
     button.type = "button";
     button.title = "Inspect this step's model request: settings, timing, usage, tools, what changed in the prompt (i)";
     button.setAttribute("aria-label", `Inspect the request of turn ${row.turn ?? "?"} step ${row.step ?? "?"}`);
-    button.addEventListener("click", (e) => { e.stopPropagation(); void inspector.open(seq); });
+    button.addEventListener("click", (e) => { e.stopPropagation(); void open(); });
     button.addEventListener("keydown", (e) => e.stopPropagation()); // Enter here is the button's, not the row's
     node.querySelector(".traj-head")?.append(button);
     node.addEventListener("keydown", (e) => {
-      if (e.key === "i" && !e.ctrlKey && !e.metaKey && !e.altKey) { e.preventDefault(); e.stopPropagation(); void inspector.open(seq); }
+      if (e.key === "i" && !e.ctrlKey && !e.metaKey && !e.altKey) { e.preventDefault(); e.stopPropagation(); void open(); }
     });
   };
 }

@@ -312,7 +312,7 @@ const OPS = {
   todos: async () => call("todo_list"),
   context: async () => call("context_view"),
   contextMessage: async (_id, { seq }) => call("context_message", seq),
-  requestInspector: async (_id, { seq }) => call("request_inspector", Number(seq)), // assembler/browser/inspector.py
+  requestInspector: async (_id, { seq, step = false }) => call("request_inspector", Number(seq), Boolean(step)), // assembler/browser/inspector.py
   contextMeter: async () => call("context_meter"),
   search: async (_id, { query, includeHidden = false }) => call("search", String(query), Boolean(includeHidden)),
   records: async (_id, { key }) => call("records", String(key)),

@@ -21,8 +21,8 @@ from ..views import is_recorded_time
 from .requests import CHARS_PER_TOKEN, Attempt, collect_attempts, estimate_tokens
 from .updates import encode_json
 
-__all__ = ["InspectorMixin", "request_value", "meter_value", "with_failed_requests", "window_attempts", "MAX_BARS",
-           "SYSTEM_CHARS"]
+__all__ = ["InspectorMixin", "request_value", "meter_value", "trajectory_requests", "with_failed_requests",
+           "window_attempts", "MAX_BARS", "SYSTEM_CHARS"]
 
 MAX_BARS = 400
 """The meter draws at most this many bars: beyond, each bar stands for the fullest of a run of requests."""
@@ -236,6 +236,19 @@ def meter_value(attempts: Sequence[Attempt], windowed: bool) -> dict[str, Any]:
             "charsPerToken": CHARS_PER_TOKEN}
 
 
+def trajectory_requests(rows: list[dict[str, Any]], assembler: ConversationAssembler) -> list[dict[str, Any]]:
+    """``with_failed_requests`` over the window's requests, folded only when the window holds a failed ``finish``
+    (otherwise no row is added, and a step row's request is its step's last one, which its ``seq`` finds)."""
+    for entry in assembler.window_entries():
+        event = entry.event
+        if event.type == "assistant/chunk" and type(event.data) is dict:
+            chunk = event.data.get("chunk")
+            if type(chunk) is dict and chunk.get("type") == "finish" and type(chunk.get("reason")) is dict \
+                    and chunk["reason"].get("kind") == "error":
+                return with_failed_requests(rows, window_attempts(assembler))
+    return rows
+
+
 def with_failed_requests(rows: list[dict[str, Any]], attempts: Sequence[Attempt]) -> list[dict[str, Any]]:
     """The trajectory rows with each step row's last ``request`` (its seq, for the inspector) and a failed row
     before it for every request of that step that failed and was sent again with no retry event."""
@@ -289,14 +302,15 @@ class InspectorMixin:
     def _attempts(self) -> list[Attempt]:
         return window_attempts(self.assembler)
 
-    def request_inspector(self, seq: int) -> bytes:
-        """The request whose first event is ``seq`` (a trajectory row's ``request``), or its step's last request
-        when ``seq`` is the step's anchor: ``request_value``, or ``{"missing": seq}``."""
+    def request_inspector(self, seq: int, step: bool = False) -> bytes:
+        """The request whose first event is ``seq`` (a trajectory row's ``request``, a meter bar's ``seq``), or with
+        ``step`` the last request of the step whose row's ``seq`` it is: ``request_value``, or ``{"missing": seq}``."""
         attempts = self._attempts()
         seq = int(seq)
-        index = next((i for i, a in enumerate(attempts) if a.seq == seq), None)
-        if index is None:
+        if step:
             index = next((i for i in range(len(attempts) - 1, -1, -1) if attempts[i].anchor == seq), None)
+        else:
+            index = next((i for i, a in enumerate(attempts) if a.seq == seq), None)
         if index is None:
             return encode_json({"missing": seq})
         return encode_json(request_value(attempts, index, self.assembler.has_more))

@@ -20,7 +20,7 @@ from ..history import MessageIndex
 from ..records import decode_page
 from ..transcript import by_anchor
 from ..views import ViewNode
-from .inspector import window_attempts, with_failed_requests
+from .inspector import trajectory_requests
 from .panels import chat_keys_by_seq, context_rows, full_text, latest_todos, trajectory_rows
 from .search import SearchIndex, node_records, row_members
 from .updates import as_bytes, elapsed_ms, encode_json, error_value
@@ -72,7 +72,7 @@ class ViewsMixin:
         """``panels.trajectory_rows`` with each request that failed and was sent again (``inspector``)."""
         rows = trajectory_rows(by_anchor(self.trajectory_nodes.values()), self.chat.values(),
                                self.assembler.index.turns)
-        return with_failed_requests(rows, window_attempts(self.assembler))
+        return trajectory_requests(rows, self.assembler)
 
     def context_view(self) -> bytes:
         """The Model-context view: ``{messages, problems}`` (``panels.context_rows``) of the window."""

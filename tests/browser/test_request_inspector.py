@@ -158,7 +158,7 @@ def test_recorded_times_show_in_the_timing_panel(viewer: Viewer) -> None:
     open_trajectory(viewer, "inspector-demo.jsonl", data)
     py = cpython(data)
     row = [r for r in json.loads(py.trajectory_view())["rows"] if r["kind"] == "step"][0]
-    timing = json.loads(py.request_inspector(row["request"]))["timing"]
+    timing = json.loads(py.request_inspector(row["seq"], True))["timing"]
     assert timing["ttft"]["value"] is not None and timing["total"]["value"] is not None
     viewer.page.locator("#trajectory .traj-row.traj-step .traj-inspect").first.click()
     text = inspector_text(viewer)

@@ -58,6 +58,13 @@ def inspect(viewer: Viewer, seq: int) -> dict[str, Any]:
     return json.loads(viewer.request_inspector(seq))
 
 
+def inspect_row(viewer: Viewer, row: dict[str, Any]) -> dict[str, Any]:
+    """What the row's "Request" button opens: the row's own request, else its step's last one."""
+    if "request" in row:
+        return inspect(viewer, row["request"])
+    return json.loads(viewer.request_inspector(row["seq"], True))
+
+
 def test_the_request_that_overflowed_is_a_failed_trajectory_row_before_its_step() -> None:
     steps = [r for r in rows(fixture(COMPACTION)) if r["kind"] == "step"]
     assert [(r["step"], r["status"], r.get("failedRequest", False)) for r in steps] == [
@@ -89,7 +96,7 @@ def test_the_resent_request_shows_the_compaction_as_a_replacement_in_its_prompt_
 
 def test_request_settings_and_tools_as_the_header_records_them() -> None:
     viewer = fixture(COMPACTION)
-    value = inspect(viewer, rows(viewer)[0]["request"])
+    value = inspect_row(viewer, rows(viewer)[0])
     assert (value["provider"], value["model"]) == ("deepseek-official", "deepseek-v4-flash")
     assert ["Context window", "128000 tokens"] in value["config"]
     assert value["system"]["text"].startswith("You are an AI agent") and value["system"]["chars"] > 1000
@@ -99,7 +106,7 @@ def test_request_settings_and_tools_as_the_header_records_them() -> None:
     assert value["prompt"]["first"] is True and value["prompt"]["messages"] == 1
 
     sdk = fixture(SDK)
-    value = inspect(sdk, rows(sdk)[0]["request"])
+    value = inspect_row(sdk, rows(sdk)[0])
     assert ["maxTokens", "256000"] in value["config"] and ["reasoningEffort", "high"] in value["config"]
     assert value["tools"]["note"].startswith("Names only") and value["tools"]["items"][0] == {"name": "cordis_define"}
 
@@ -110,7 +117,7 @@ def test_the_projected_logs_have_no_times_and_every_timing_figure_says_so() -> N
         for row in rows(viewer):
             if row["kind"] != "step":
                 continue
-            timing = inspect(viewer, row["request"])["timing"]
+            timing = inspect_row(viewer, row)["timing"]
             for name in ("started", "total", "ttft", "generation"):
                 assert timing[name]["value"] is None, (relative, name)
                 assert timing[name]["why"] in (NO_TIMES, "the log records no start for this request (it was sent "
@@ -122,7 +129,7 @@ def test_a_failed_first_request_reads_failed_with_its_code_and_no_extra_row() ->
     viewer = fixture(ERROR_FINISH)
     steps = [r for r in rows(viewer) if r["kind"] == "step"]
     assert len(steps) == 1 and "failedRequest" not in steps[0]
-    value = inspect(viewer, steps[0]["request"])
+    value = inspect_row(viewer, steps[0])
     assert value["status"] == "error" and value["failure"]["code"] == "AUTH"
     assert value["timing"]["ttft"]["value"] is None
 
@@ -151,7 +158,8 @@ def test_recorded_times_give_ttft_generation_and_throughput_and_a_retry_its_numb
         {"type": "turn/end", "time": T0 + 3900, "data": {"turn": 1, "reason": {"kind": "completed"}}},
     ])
     (row,) = [r for r in rows(viewer) if r["kind"] == "step"]
-    value = inspect(viewer, row["request"])
+    assert "request" not in row  # no failed finish in the window: the row's step names its request
+    value = inspect_row(viewer, row)
     assert (value["number"], value["cause"], value["model"]) == (2, "retry", "m")
     assert value["retry"] == {"retry": 1, "maxRetries": 3, "delayMs": 1500, "mode": "normal"}
     timing = {k: v["value"] for k, v in value["timing"].items()}
@@ -212,3 +220,4 @@ def test_a_long_run_shares_bars_and_each_bar_is_the_fullest_of_its_run() -> None
 
 def test_an_unknown_request_is_named_missing() -> None:
     assert json.loads(fixture(COMPACTION).request_inspector(999)) == {"missing": 999}
+    assert json.loads(fixture(COMPACTION).request_inspector(999, True)) == {"missing": 999}
