@@ -3,7 +3,8 @@ session (packed) and a 5,000-turn session (``perf.turns``).
 
     .venv/bin/python -m perf.bench_views [--json OUT] [--repeat N] [--quick] [--no-browser]
 
-CPython: ``Viewer.search`` over the whole window (medians of ``--repeat``), and the Trajectory and Context views.
+CPython: ``Viewer.search`` over the whole window (medians of ``--repeat``), the Trajectory and Context views, and the
+request inspector's fold, the context meter and one inspector answer.
 Chromium (the built site, Pyodide in the viewer's worker): ``transcriptViewer.search`` (worker time and wall time,
 medians), then the page scrolled top to bottom in steps of 80 % of the viewport while ``requestAnimationFrame``
 deltas are recorded (median, p95 and max frame time) and the element count is sampled at every step (max). Times
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from assembler.browser import Viewer
+from assembler.browser.requests import collect_attempts
 from assembler.history import page_value
 from assembler.records import encode
 from perf.synthetic import history_transport_events
@@ -118,7 +120,13 @@ def cpython(data: dict[str, tuple[str, bytes]], repeat: int) -> dict[str, Any]:
             searches[query] = {"matches": matches, "ms": _median_ms(lambda q=query, v=viewer: v.search(q), repeat)}
         out[key] = {"chatNodes": len(viewer.chat), "search": searches,
                     "trajectoryMs": _median_ms(viewer.trajectory_view, repeat),
-                    "contextMs": _median_ms(viewer.context_view, repeat)}
+                    "contextMs": _median_ms(viewer.context_view, repeat),
+                    # The window's model requests, folded once per window (the trajectory above reuses them):
+                    # the fold itself, then the meter and one request's inspector over the folded window.
+                    "requestsFoldMs": _median_ms(lambda v=viewer: collect_attempts(v.assembler.window_entries()),
+                                                 repeat),
+                    "meterMs": _median_ms(viewer.context_meter, repeat),
+                    "inspectorMs": _median_ms(lambda v=viewer: v.request_inspector(-1), repeat)}
     return out
 
 

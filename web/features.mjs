@@ -5,6 +5,8 @@
 // focuses search. Adds to window.transcriptViewer: search(text), showView(name), views, exportFile(options).
 import { exportFile, initExportMenu } from "./export.mjs";
 import { RowFilters } from "./filters.mjs";
+import { RequestInspector, stepDecorator } from "./inspector.mjs";
+import { ContextMeter } from "./meter.mjs";
 import { addRecordsButton } from "./records.mjs";
 import { Search } from "./search.mjs";
 import { TimelineOverview } from "./timeline.mjs";
@@ -43,6 +45,7 @@ export function initFeatures(app) {
   let last = -1; // the window's last seq (for a whole-session export of a served session)
   const report = (/** @type {string} */ what) => (/** @type {Error} */ err) => app.onError(`${what}: ${err.message}`);
 
+  const inspector = new RequestInspector({ bridge, onError: report("Could not inspect the request") });
   const views = new ViewSwitch({
     root: byId("view-root", HTMLElement),
     tabs: byId("view-tabs", HTMLElement),
@@ -63,8 +66,11 @@ export function initFeatures(app) {
       for (const t of document.querySelectorAll("#transcript .is-target")) t.classList.remove("is-target");
       el?.classList.add("is-target");
     },
+    decorateStep: stepDecorator(inspector),
     onError: report("Could not build the view"),
   });
+  const meter = new ContextMeter({ root: byId("view-root", HTMLElement), before: byId("trajectory", HTMLElement),
+    bridge, open: (seq) => void inspector.open(seq) });
 
   // While the Trajectory view is shown, search looks in its rows and stays there (trajsearch.mjs); in the chat it
   // searches the rows the filters show (filters.mjs).
@@ -169,6 +175,8 @@ export function initFeatures(app) {
     views,
     overview,
     filters,
+    inspector,
+    meter,
     search: (/** @type {string} */ text) => search.run(String(text)),
     showView: async (/** @type {any} */ name) => { views.show(name, { hash: true }); await views.ready(); },
     exportFile: runExport,
@@ -186,6 +194,7 @@ export function initFeatures(app) {
       search.refresh();
       todos.changed();
       filters.changed();
+      meter.changed();
     },
     /** Marks `text` in row `key` with the in-page search (a hit of the search across sessions). */
     markQuery: async (/** @type {string} */ text, /** @type {string} */ key) => { await search.runAt(text, key); },
@@ -199,6 +208,8 @@ export function initFeatures(app) {
       filters.reset();
       overview.reset();
       todos.clear();
+      meter.clear();
+      inspector.close();
       views.changed();
     },
   };

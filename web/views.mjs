@@ -68,8 +68,9 @@ class RowList {
 /**
  * @param {any} row
  * @param {(key: string | null, seq: number) => void} jump
+ * @param {((row: any, node: HTMLElement) => void) | undefined} [decorate]  adds a step's request button (inspector.mjs)
  */
-export function trajectoryRow(row, jump) {
+export function trajectoryRow(row, jump, decorate) {
   const node = el("div", `traj-row traj-${row.kind} status-${row.status}`);
   node.tabIndex = 0;
   node.setAttribute("role", "button");
@@ -122,6 +123,7 @@ export function trajectoryRow(row, jump) {
       node.append(list);
     }
   }
+  decorate?.(row, node);
   const go = () => jump(row.chatKey ?? null, row.seq);
   node.addEventListener("click", go);
   node.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); go(); } });
@@ -183,6 +185,7 @@ export class ViewSwitch {
    *   contextNote: HTMLElement,
    *   bridge: {json: (op: string, args?: Record<string, unknown>) => Promise<any>},
    *   jumpToChat: (key: string | null, seq: number) => Promise<void> | void,
+   *   decorateStep?: (row: any, node: HTMLElement) => void,
    *   onError: (err: Error) => void,
    * }} opts
    */
@@ -206,7 +209,7 @@ export class ViewSwitch {
       this.show("chat");
       void opts.jumpToChat(key, seq);
     };
-    this.trajectory = new RowList(opts.trajectory, (row) => trajectoryRow(row, jump),
+    this.trajectory = new RowList(opts.trajectory, (row) => trajectoryRow(row, jump, opts.decorateStep),
       (row) => (row.kind === "turn-end" ? 40 : 70 + (row.tools?.length ? 28 : 0)), (row) => String(row.key));
     const hooks = {
       jump,

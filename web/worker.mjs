@@ -312,6 +312,8 @@ const OPS = {
   todos: async () => call("todo_list"),
   context: async () => call("context_view"),
   contextMessage: async (_id, { seq }) => call("context_message", seq),
+  requestInspector: async (_id, { seq, step = false }) => call("request_inspector", Number(seq), Boolean(step)), // assembler/browser/inspector.py
+  contextMeter: async () => call("context_meter"),
   search: async (_id, { query, includeHidden = false }) => call("search", String(query), Boolean(includeHidden)),
   searchShown: async (_id, { query, includeHidden = false, hidden = [] }) =>
     call("search_shown", String(query), Boolean(includeHidden), hidden.map(String)), // filters.mjs

@@ -20,6 +20,7 @@ from ..history import MessageIndex
 from ..records import decode_page
 from ..transcript import by_anchor
 from ..views import ViewNode
+from .inspector import trajectory_requests
 from .panels import chat_keys_by_seq, context_rows, full_text, latest_todos, trajectory_rows
 from .search import SearchIndex, node_records, row_members
 from .timeline import timeline_of
@@ -65,10 +66,15 @@ class ViewsMixin:
         return encode_json(latest_todos(self.assembler.window_entries()))
 
     def trajectory_view(self) -> bytes:
-        """The Trajectory view: ``{rows: [...], timeline}`` (``panels.trajectory_rows``, ``timeline.timeline_of``)."""
+        """The Trajectory view: ``{rows: [...], timeline}`` (``_trajectory_rows``, ``timeline.timeline_of``)."""
+        rows = self._trajectory_rows()
+        return encode_json({"rows": rows, "timeline": timeline_of(rows)})
+
+    def _trajectory_rows(self) -> list[dict[str, Any]]:
+        """``panels.trajectory_rows`` with each request that failed and was sent again (``inspector``)."""
         rows = trajectory_rows(by_anchor(self.trajectory_nodes.values()), self.chat.values(),
                                self.assembler.index.turns)
-        return encode_json({"rows": rows, "timeline": timeline_of(rows)})
+        return trajectory_requests(rows, self.assembler)
 
     def context_view(self) -> bytes:
         """The Model-context view: ``{messages, problems}`` (``panels.context_rows``) of the window."""
@@ -106,9 +112,7 @@ class ViewsMixin:
         banner = ""
         if scope in ("trajectory", "context"):
             if scope == "trajectory":
-                rows = trajectory_rows(by_anchor(self.trajectory_nodes.values()), self.chat.values(),
-                                       self.assembler.index.turns)
-                markdown = trajectory_markdown(rows, name)
+                markdown = trajectory_markdown(self._trajectory_rows(), name)
             else:
                 links = chat_keys_by_seq(self.assembler, self.chat)
                 markdown = context_markdown(context_rows(self.assembler.window_entries(), links), name)

@@ -43,6 +43,7 @@ from .filters import FiltersMixin
 from .folder import FolderMixin
 from .gcpause import page_load
 from .guard import CallOrderError, guarded
+from .inspector import InspectorMixin
 from .local import FileLoad
 from .replay import ReplayMixin, page_tail
 from .rowtext import plain_text
@@ -66,7 +67,7 @@ __all__ = [
 ]
 
 
-class Viewer(ViewsMixin, ReplayMixin, FolderMixin, CompareMixin, FiltersMixin):
+class Viewer(ViewsMixin, InspectorMixin, ReplayMixin, FolderMixin, CompareMixin, FiltersMixin):
     """One viewer window: a journal, an assembler over its window, the current chat nodes and an optional local
     source that answers "Load older". Every public method returns JSON bytes for the page.
 
@@ -479,7 +480,7 @@ class Viewer(ViewsMixin, ReplayMixin, FolderMixin, CompareMixin, FiltersMixin):
 
 for _name in ("load_page", "apply_frames", "request_older", "answer_page", "page_failed", "file_feed", "file_preview",
               "file_finish", "render", "render_more", "render_section", "find_seq", "folder_read_feed",
-              "folder_read_finish"):
+              "folder_read_finish", "request_inspector", "context_meter"):
     setattr(Viewer, _name, guarded(_name, getattr(Viewer, _name)))
 
 

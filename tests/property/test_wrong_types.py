@@ -157,6 +157,10 @@ def _fold_everywhere(data: bytes, result: Any) -> None:
                viewer.export(fmt="md", scope="window", title="t"),
                viewer.export(fmt="html", scope="session", title="t")]
     answers += [viewer.records(k) for k in keys[:20]] + [viewer.row_text(k) for k in keys[:20]]
+    # The request inspector and the context meter (issue 22) read the same window's raw payloads.
+    steps = [r for r in json.loads(answers[1])["rows"] if r["kind"] == "step"][:10]
+    answers += [viewer.context_meter()] + [viewer.request_inspector(r.get("request", r["seq"]), "request" not in r)
+                                           for r in steps]
     for answer in answers:
         value = json.loads(answer)
         assert not (isinstance(value, dict) and (value.get("error") or {}).get("internal")), value
