@@ -317,7 +317,11 @@ export class TranscriptView {
       this.cache.set(key, { rev: revs[key], html: markup });
       const el = this.els.get(key);
       if (el) this._set(el, key, markup, revs[key]);
-      if (this.metas.get(key)?.rev !== revs[key] && el) this.wanted.add(key);
+      // Asked again only when the page already knows a newer revision than the worker rendered. A newer one from
+      // the worker means the page's update is on its way (its refresh renders what is stale then): asking again
+      // now would repeat the same answer for as long as that update takes, or for ever if it never comes.
+      const known = this.metas.get(key)?.rev;
+      if (el && known !== undefined && known > revs[key]) this.wanted.add(key);
     }
     while (this.cache.size > HTML_CACHE_ROWS) this.cache.delete(this.cache.keys().next().value);
   }

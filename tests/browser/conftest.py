@@ -174,6 +174,10 @@ class Viewer:
                 const tv = window.transcriptViewer;
                 const doc = document.scrollingElement;
                 const texts = new Map();
+                // A view that never settles fails here, saying what it waits for, instead of stalling the run.
+                const settle = () => Promise.race([tv.idle(), new Promise((_, fail) => setTimeout(() => fail(new Error(
+                    `render_all: the view did not settle in 60 s (rows wanted ${tv.view.wanted.size}, `
+                    + `a render in flight: ${Boolean(tv.view.inflight)})`)), 60000))]);
                 const collect = () => {
                     for (const el of document.querySelectorAll("#transcript > article[data-key]")) {
                         if (el.classList.contains("placeholder")) continue;
@@ -186,12 +190,12 @@ class Viewer:
                 window.scrollTo(0, 0);
                 for (let i = 0; i < 5000; i++) {
                     await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-                    await tv.idle();
+                    await settle();
                     collect();
                     if (doc.scrollTop + innerHeight >= doc.scrollHeight - 2) break;
                     window.scrollBy(0, innerHeight * 0.9);
                 }
-                await tv.idle();
+                await settle();
                 collect();
                 return tv.view.shownKeys().map((k) => texts.get(k) ?? "").join("\\n");
             }"""
