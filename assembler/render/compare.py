@@ -115,13 +115,27 @@ def _table_html(rows: Iterable[Row], head: tuple[str, str, str]) -> str:
     return f'<table class="compare-summary"><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>'
 
 
+def _spaced(runs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """``(gap, op, text)``: ``gap`` is a space before an insertion that directly follows a deletion when neither
+    has whitespace at their join (``one`` → ``two`` reads "~~one~~ **two**", never "onetwo"). The space is the
+    rendering's, not a text's: the runs themselves stay the two texts exactly."""
+    out: list[tuple[str, str, str]] = []
+    prev_op, prev_text = "", ""
+    for op, text in runs:
+        joined = prev_op == "delete" and op == "insert" and prev_text[-1:].strip() and text[:1].strip()
+        out.append((" " if joined else "", op, text))
+        prev_op, prev_text = op, text
+    return out
+
+
 def _diff_html(runs: Sequence[tuple[str, str]] | None) -> str:
     if runs is None:
         return ""
     if all(op == "equal" for op, _ in runs):
         return '<p class="compare-same">The final texts are the same.</p>'
     tags = {"delete": "del", "insert": "ins"}
-    body = "".join(f"<{tags[op]}>{escape(text)}</{tags[op]}>" if op in tags else escape(text) for op, text in runs)
+    body = "".join(gap + (f"<{tags[op]}>{escape(text)}</{tags[op]}>" if op in tags else escape(text))
+                   for gap, op, text in _spaced(runs))
     return f'<div class="compare-diff" aria-label="final text: A to B">{body}</div>'
 
 
@@ -249,7 +263,8 @@ def _diff_md(runs: Sequence[tuple[str, str]] | None) -> str:
     if all(op == "equal" for op, _ in runs):
         return "The final texts are the same."
     marks = {"delete": "~~", "insert": "**"}
-    return "".join(_marked(text, marks[op]) if op in marks else _md_escape(text) for op, text in runs)
+    return "".join(gap + (_marked(text, marks[op]) if op in marks else _md_escape(text))
+                   for gap, op, text in _spaced(runs))
 
 
 def _quote(text: str) -> str:
