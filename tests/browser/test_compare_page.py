@@ -164,3 +164,87 @@ def test_an_unknown_id_says_which_in_the_alert_and_leaves_no_spinner(compared: P
     compared.evaluate("() => { location.hash = ''; }")
     compared.wait_for_selector("#compare", state="hidden")
     assert "no-such-session" not in (compared.locator("#alert").inner_text() if alert.is_visible() else "")
+
+
+# ---- real fixtures: a Claude Code run beside one of ours, a session against itself, one against an empty session
+
+REAL_B = "apps/web/tests/snapshots/fresh-round-trip/session.jsonl"
+REAL_B_PROMPT = "Use the bash tool to run exactly: echo WEB_E2E_OK."  # the fixture's real prompt
+
+
+@pytest.fixture(scope="module")
+def real_pair(viewer: Viewer) -> tuple[str, str, str]:
+    """The ids of a served Claude Code session (the real 2.1.17 log with a Task call), one of our harness's real
+    logs and a session of ours with its header only, copied into the served folder at test time."""
+    from corpus import FIXTURES
+
+    from tests.claude_projects import PARENT, REAL
+    from tests.interop_support import interop_file
+
+    folder: Path = viewer.served.sessions / "cmp-real"
+    folder.mkdir(exist_ok=True)
+    claude = interop_file(f"{REAL}/real_projects/-src-experiments-claude_p/{PARENT}.jsonl")
+    (folder / f"{PARENT}.jsonl").write_bytes(claude.read_bytes())
+    (folder / "fresh-round-trip.jsonl").write_bytes((FIXTURES / REAL_B).read_bytes())
+    (folder / "empty.jsonl").write_bytes(b'{"type":"session","version":0,"id":"cmp-empty","createdAt":0}\n')
+    return f"cmp-real/{PARENT}", "cmp-real/fresh-round-trip", "cmp-real/empty"
+
+
+def test_a_claude_code_run_beside_one_of_ours(compared: Page, real_pair: tuple[str, str, str]) -> None:
+    from tests.claude_projects import PARENT_PROMPT
+
+    claude, ours, _ = real_pair
+    open_compare(compared, claude, ours)
+    root = compared.locator("#compare")
+    assert root.get_attribute("data-state") == "shown", compared.locator("#alert").inner_text()
+    assert root.get_attribute("data-same") == "0"
+    # One turn each, their prompts differ: paired by position, and the view says so.
+    assert turn_matches(compared) == ["position"]
+    assert compared.locator("#compare-turn-1 .compare-match").inner_text() == "paired by position (the prompts differ)"
+    wait_filled(compared, 1)
+    block = compared.locator("#compare-turn-1")
+    differences = (block.get_attribute("data-differences") or "").split()
+    assert {"prompt", "toolSequence", "finalText"} <= set(differences)
+    # Tool calls by name: the Claude Code run's Task call against our run's bash call, one each.
+    tools = [r.split("\t") for r in block.locator("table.compare-summary").nth(1).locator("tbody tr")
+             .all_inner_texts()]
+    assert [[c.strip() for c in r] for r in tools] == [["Task", "1", "0"], ["bash", "0", "1"]]
+    assert "A Task; B bash" in block.inner_text()
+    sides = block.locator(".compare-side")
+    assert PARENT_PROMPT in sides.nth(0).inner_text() and REAL_B_PROMPT in sides.nth(1).inner_text()
+    assert sides.nth(0).locator("details.tool").count() >= 1 and sides.nth(1).locator("details.tool").count() >= 1
+    # The final texts' word diff has both deletions and insertions.
+    assert block.locator(".compare-diff del").count() >= 1 and block.locator(".compare-diff ins").count() >= 1
+    assert compared.locator("#alert").is_hidden()
+
+
+def test_a_real_session_against_itself_shows_no_difference(compared: Page, real_pair: tuple[str, str, str]) -> None:
+    claude, _, _ = real_pair
+    open_compare(compared, claude, claude)
+    root = compared.locator("#compare")
+    assert root.get_attribute("data-state") == "shown" and root.get_attribute("data-same") == "1"
+    assert compared.locator("#compare-status").inner_text().startswith("No difference")
+    assert turn_matches(compared) == ["same-prompt"]
+    wait_filled(compared, 1)
+    assert compared.locator("#compare .compare-summary tr.differs").count() == 0
+    assert compared.locator("#compare ins, #compare del").count() == 0
+    assert "The final texts are the same." in compared.locator("#compare-turn-1").inner_text()
+
+
+def test_a_session_against_an_empty_one(compared: Page, real_pair: tuple[str, str, str]) -> None:
+    _, ours, empty = real_pair
+    open_compare(compared, ours, empty)
+    root = compared.locator("#compare")
+    assert root.get_attribute("data-state") == "shown", compared.locator("#alert").inner_text()
+    assert root.get_attribute("data-same") == "0"
+    assert turn_matches(compared) == ["only-a"]
+    summary = compared.locator("#compare-summary").inner_text()
+    assert "0 turns with the same prompt, 0 paired by position, 1 only in A, 0 only in B" in summary
+    wait_filled(compared, 1)
+    sides = compared.locator("#compare-turn-1 .compare-side")
+    assert REAL_B_PROMPT in sides.nth(0).inner_text()
+    assert "No such turn" in sides.nth(1).inner_text()
+    # The other way round: the empty session is A.
+    open_compare(compared, empty, ours)
+    assert turn_matches(compared) == ["only-b"]
+    assert compared.locator("#alert").is_hidden()
