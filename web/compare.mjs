@@ -9,8 +9,12 @@
 // two columns (each side's rows as the chat export renders them) are asked for when it nears the viewport and
 // dropped again far from it (its height kept), so the DOM stays bounded however long the sessions are. Every HTML
 // string comes from assembler.render (escaped, sanitised), inserted as the chat view inserts its rows. The export
-// buttons download the comparison as the CLI writes it (HTML or Markdown). A session that cannot be loaded or
+// buttons download the comparison as the CLI writes it (HTML or Markdown). The rows are rendered as the chat view's
+// (long texts one slice and "Show more", collapsed bodies asked for when opened), and opening or closing a row opens
+// or closes its twin on the other side. A session that cannot be loaded or
 // compared is said in the one alert (which side, which id, why); the view shows no spinner then.
+// Over 400 lines: one concept, the comparison's page side (choosing, the view's bounded blocks, its rows' lazy
+// bodies and twins, the export), whose parts share the open comparison's state.
 import { download } from "./export.mjs";
 import { ALL_MESSAGES } from "./site.mjs";
 import { fetchPage } from "./sessions.mjs";
@@ -184,6 +188,76 @@ export function initCompare(app) {
       if (mine === generation && wanted.size) void fill();
     }
   };
+
+  // ---- the rows: collapsed bodies and "Show more" asked for as in the chat view; a row opened or closed on one
+  // side opens or closes its twin on the other (the row of the same kind, and for a tool call the same name, at
+  // the same position among such rows of that turn's column)
+
+  /** The row's side ("a" or "b") and key. @param {Element} node */
+  const rowOf = (node) => {
+    const article = node.closest("article[data-key]");
+    const side = article?.closest(".compare-side[data-side]");
+    if (!(article instanceof HTMLElement) || !(side instanceof HTMLElement)) return null;
+    return { article, side, key: article.dataset.key || "", name: side.dataset.side === "b" ? "b" : "a" };
+  };
+  /** @param {HTMLElement} article */
+  const twinKind = (article) => `${article.dataset.kind}\u0000${article.querySelector(".tool-name")?.textContent ?? ""}`;
+  /** The collapsible part of the other column that is `details`'s twin, if any. @param {HTMLDetailsElement} details */
+  const twinOf = (details) => {
+    const row = rowOf(details);
+    const other = row?.side.parentElement?.querySelector(`:scope > .compare-side[data-side="${row.name === "a" ? "b" : "a"}"]`);
+    if (!row || !other) return null;
+    const kind = twinKind(row.article);
+    const same = (/** @type {Element} */ side) => [...side.querySelectorAll(":scope > article[data-key]")]
+      .filter((a) => twinKind(/** @type {HTMLElement} */ (a)) === kind);
+    const position = same(row.side).indexOf(row.article);
+    const article = same(other)[position];
+    const index = [...row.article.querySelectorAll("details")].indexOf(details);
+    const twin = article?.querySelectorAll("details")[index];
+    return twin instanceof HTMLDetailsElement ? twin : null;
+  };
+  /** Renders an opened row's body (once). @param {HTMLDetailsElement} details */
+  const loadBody = async (details) => {
+    const body = details.querySelector(":scope > [data-pending]");
+    const row = rowOf(details);
+    if (!(body instanceof HTMLElement) || !row) return;
+    body.removeAttribute("data-pending");
+    body.classList.add("loading");
+    const mine = generation;
+    try {
+      const { html } = await bridge.json("compareSection", { side: row.name, key: row.key,
+        block: Number(body.dataset.thinkBlock || 0) });
+      if (mine === generation && body.isConnected) body.innerHTML = html; // produced by assembler.render
+    } catch (err) {
+      setAlert("compare", `Rendering a row failed in Python: ${/** @type {Error} */ (err).message}.`);
+    } finally {
+      body.classList.remove("loading");
+    }
+  };
+  turnsRoot.addEventListener("toggle", (event) => {
+    const details = event.target;
+    if (!(details instanceof HTMLDetailsElement) || !rowOf(details)) return;
+    if (details.open) void loadBody(details);
+    const twin = twinOf(details);
+    if (twin && twin.open !== details.open) twin.open = details.open; // its own toggle then loads its body
+  }, true); // toggle does not bubble
+  turnsRoot.addEventListener("click", async (event) => {
+    const button = event.target instanceof Element ? event.target.closest("button.show-more") : null;
+    const row = button ? rowOf(button) : null;
+    if (!(button instanceof HTMLButtonElement) || !row) return;
+    button.disabled = true;
+    const mine = generation;
+    try {
+      const { html } = await bridge.json("compareMore", { side: row.name, key: row.key,
+        block: Number(button.dataset.block), offset: Number(button.dataset.offset) });
+      if (mine !== generation || !button.isConnected) return;
+      button.insertAdjacentHTML("beforebegin", html); // produced by assembler.render
+      button.remove();
+    } catch (err) {
+      button.disabled = false;
+      setAlert("compare", `Showing more failed in Python: ${/** @type {Error} */ (err).message}.`);
+    }
+  });
 
   const clearView = () => {
     near.disconnect();

@@ -320,6 +320,9 @@ const OPS = {
   // Compare two runs (assembler/browser/compare_view.py): both whole-session pages in, the comparison out.
   compareOpen: async (_id, { a, b, idA, idB }) => call("compare_open", bytesOf(a), bytesOf(b), String(idA), String(idB)),
   compareTurns: async (_id, { indices }) => call("compare_turns", indices.map(Number)),
+  compareSection: async (_id, { side, key, block }) => call("compare_section", String(side), String(key), Number(block)),
+  compareMore: async (_id, { side, key, block, offset }) =>
+    call("compare_more", String(side), String(key), Number(block), Number(offset)),
   compareExport: async (_id, { format }) => call("compare_export", String(format)),
   compareClose: async () => { call("compare_close"); return null; },
   // The replay measurement (assembler/browser/replay.py), shared by the "Replay benchmark" panel and
@@ -354,9 +357,9 @@ self.onmessage = async (event) => {
     const kind = err instanceof Refusal ? err.kind : undefined;
     post({ id, ok: false, error: String(/** @type {any} */ (err)?.message || err), kind });
   } finally {
-    // A page load leaves Python's cycle collector paused (Viewer.defer_gc): resume it once the answer (or the
-    // error) is on its way.
-    if ((op === "loadPage" || op === "answer") && api) setTimeout(() => call("settle"), 0);
+    // A page load (or a comparison's two folds) leaves Python's cycle collector paused (Viewer.defer_gc): resume
+    // it once the answer (or the error) is on its way.
+    if ((op === "loadPage" || op === "answer" || op === "compareOpen") && api) setTimeout(() => call("settle"), 0);
   }
 };
 

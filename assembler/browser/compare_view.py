@@ -32,8 +32,10 @@ from ..render.compare import (
     turn_header_html,
     turn_title,
 )
+from ..render.nodes import render_block_slice, render_section
 from ..render.toolrows import tool_error
 from ..views import NodeDisplay, ViewNode
+from .gcpause import page_load
 from .updates import as_bytes, elapsed_ms, encode_json, error_value
 
 __all__ = ["CompareMixin"]
@@ -46,6 +48,7 @@ class _Side(msgspec.Struct, frozen=True):
     displays: Mapping[str, NodeDisplay]
     groups: dict[tuple[str, str], list[ViewNode]]
     records: int
+    by_key: dict[str, ViewNode]
 
     @property
     def label(self) -> str:
@@ -63,14 +66,17 @@ def _side(ident: str, page: Any) -> _Side:
     session = decode_page(as_bytes(page))
     nodes, displays = fold_page(session.records, session.hasMore)
     title = session_title(r.event for r in session.records if isinstance(r, EventRecord)) or ""
-    return _Side(ident, title, nodes, displays, nodes_by_turn(nodes), len(session.records))
+    return _Side(ident, title, nodes, displays, nodes_by_turn(nodes), len(session.records), {n.key: n for n in nodes})
 
 
 class CompareMixin:
     """Entry points of ``Viewer`` for comparing two sessions."""
 
     _compared: _Compared | None = None
+    defer_gc: bool = False
+    _gc_owed: bool = False
 
+    @page_load
     def compare_open(self, page_a: Any, page_b: Any, id_a: str, id_b: str) -> bytes:
         """Folds and compares two ``SessionPage`` bytes (A the reference): ``{title, labels: {a, b}, summary: HTML,
         counts, differences, turns: [{index, match, matchLabel, title, differences}], records: {a, b}, ms}``, or
@@ -112,8 +118,25 @@ class CompareMixin:
                 t = c.comparison.turns[index]
                 out[str(index)] = {"header": turn_header_html(t),
                                    "columns": turn_columns_html(t, c.a.groups, c.b.groups, c.a.displays,
-                                                                c.b.displays)}
+                                                                c.b.displays, lazy=True)}
         return encode_json({"turns": out})
+
+    def compare_section(self, side: str, key: str, block: int) -> bytes:
+        """``{html}``: the body of a collapsed row of side ``a`` or ``b`` when it is opened (as ``render_section``;
+        empty for an unknown row)."""
+        node = self._node(side, key)
+        return encode_json({"html": "" if node is None else render_section(node, int(block))})
+
+    def compare_more(self, side: str, key: str, block: int, offset: int) -> bytes:
+        """``{html}``: the next slice of a long text of a row of side ``a`` or ``b`` (after its "Show more")."""
+        node = self._node(side, key)
+        return encode_json({"html": "" if node is None else render_block_slice(node, int(block), int(offset))})
+
+    def _node(self, side: str, key: str) -> ViewNode | None:
+        c = self._compared
+        if c is None:
+            return None
+        return (c.b if side == "b" else c.a).by_key.get(str(key))
 
     def compare_export(self, fmt: str = "html") -> bytes:
         """``{text, name, ms}``: the open comparison as the CLI's ``compare`` writes it (``html`` or ``md``)."""

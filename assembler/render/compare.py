@@ -21,6 +21,7 @@ from ..views import NodeDisplay, ViewNode
 from .document import render_article, static_page
 from .markdown import escape
 from .markdown_export import fenced, md_text
+from .slices import SLICE_CHARS
 from .texts import duration_text, plural
 
 __all__ = ["render_comparison_html", "render_comparison_markdown", "MATCH_LABELS", "COMPARE_CSS",
@@ -156,12 +157,17 @@ def _header_html(t: TurnComparison) -> str:
     return "".join(parts)
 
 
-def _column(label: str, nodes: Sequence[ViewNode] | None, displays: Displays) -> str:
+def _column(label: str, nodes: Sequence[ViewNode] | None, displays: Displays, lazy: bool) -> str:
+    side = f'<div class="compare-side" data-side="{escape(label.lower())}"><h3>{escape(label)}</h3>'
     if nodes is None:
-        return f'<div class="compare-side"><h3>{escape(label)}</h3><p class="compare-missing">No such turn.</p></div>'
-    body = "".join(render_article(n, display=displays.get(n.key), limit=None, lazy=False) for n in nodes
-                   if n.visibility != "hidden")
-    return f'<div class="compare-side"><h3>{escape(label)}</h3>{body}</div>'
+        return f'{side}<p class="compare-missing">No such turn.</p></div>'
+    if lazy:  # the page: as the chat view renders its rows (bounded slices, collapsed bodies asked for when opened)
+        body = "".join(render_article(n, display=displays.get(n.key), limit=SLICE_CHARS, lazy=True, keyed=True)
+                       for n in nodes if n.visibility != "hidden")
+    else:
+        body = "".join(render_article(n, display=displays.get(n.key), limit=None, lazy=False) for n in nodes
+                       if n.visibility != "hidden")
+    return f"{side}{body}</div>"
 
 
 def _by_turn(nodes: Iterable[ViewNode]) -> dict[tuple[str, str], list[ViewNode]]:
@@ -204,11 +210,13 @@ def nodes_by_turn(nodes: Iterable[ViewNode]) -> dict[tuple[str, str], list[ViewN
 
 def turn_columns_html(t: TurnComparison, groups_a: Mapping[tuple[str, str], list[ViewNode]],
                       groups_b: Mapping[tuple[str, str], list[ViewNode]], displays_a: Displays | None = None,
-                      displays_b: Displays | None = None) -> str:
-    """The two columns of one aligned turn: each side's rows of that turn as the chat export renders them."""
+                      displays_b: Displays | None = None, *, lazy: bool = False) -> str:
+    """The two columns of one aligned turn (``data-side="a"|"b"``): each side's rows of that turn as the chat
+    export renders them, or, ``lazy``, as the chat view does (each article keyed by its node; long texts one slice
+    and a "Show more", collapsed bodies empty until opened: ``render_section``)."""
     return ('<div class="compare-columns">'
-            f"{_column('A', _side_nodes(groups_a, t.a), displays_a or {})}"
-            f"{_column('B', _side_nodes(groups_b, t.b), displays_b or {})}</div>")
+            f"{_column('A', _side_nodes(groups_a, t.a), displays_a or {}, lazy)}"
+            f"{_column('B', _side_nodes(groups_b, t.b), displays_b or {}, lazy)}</div>")
 
 
 def render_comparison_html(comparison: Comparison, *, title: str, label_a: str, label_b: str,

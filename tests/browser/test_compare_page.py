@@ -248,3 +248,35 @@ def test_a_session_against_an_empty_one(compared: Page, real_pair: tuple[str, st
     open_compare(compared, empty, ours)
     assert turn_matches(compared) == ["only-b"]
     assert compared.locator("#alert").is_hidden()
+
+
+def test_a_row_opened_or_closed_on_one_side_does_the_same_to_its_twin(compared: Page) -> None:
+    open_compare(compared, "cmp-base", "cmp-other")
+    wait_filled(compared, 4)
+    look = compared.locator("#compare-turn-3")
+    a, b = (look.locator(f".compare-side[data-side='{s}'] details.tool") for s in "ab")
+    assert a.count() == 1 and b.count() == 1
+    # Collapsed bodies are empty until opened (rendered as the chat view renders its rows).
+    assert b.locator("[data-pending]").count() == 1
+    a.locator("summary").click()
+    compared.wait_for_function("() => document.querySelector(\"#compare-turn-3 .compare-side[data-side='b'] "
+                               "details.tool\").open")
+    # The twin's body is asked for as its own opening would: B's call read other.txt, A's notes.txt.
+    compared.wait_for_function("() => !document.querySelector('#compare-turn-3 [data-pending]')")
+    assert "contents of notes.txt" in a.inner_text() and "contents of other.txt" in b.inner_text()
+    b.locator("summary").click()  # closing B closes A
+    compared.wait_for_function("() => !document.querySelector(\"#compare-turn-3 .compare-side[data-side='a'] "
+                               "details.tool\").open")
+    # A turn only in B has no twin: opening its row leaves the other column as it was.
+    only = compared.locator("#compare-turn-2 .compare-side[data-side='b'] details.tool")
+    only.locator("summary").click()
+    compared.wait_for_function("() => document.querySelector(\"#compare-turn-2 .compare-side[data-side='b'] "
+                               "details.tool\").open")
+    assert compared.locator("#compare-turn-2 .compare-side[data-side='a'] details").count() == 0
+    # The k-th call of a name is the twin of the other side's k-th call of that name, not of another tool's row.
+    first = compared.locator("#compare-turn-1 .compare-side[data-side='a'] details.tool")
+    first.locator("summary").click()
+    compared.wait_for_function("() => document.querySelector(\"#compare-turn-1 .compare-side[data-side='b'] "
+                               "details.tool\").open")
+    assert compared.locator("#compare-turn-4 details[open]").count() == 0
+    assert compared.locator("#alert").is_hidden()
