@@ -28,6 +28,8 @@ const FAR = "6000px 0px";
 
 /** @param {string} id */
 const enc = (id) => encodeURIComponent(id);
+/** The list id of a local session (sessiongroups.mjs localUid): a folder's file or a local file's session. */
+const LOCAL_ID = /^(folder|file):/;
 
 /** The hash that opens the comparison of `a` with `b`. @param {string} a @param {string} b */
 export function compareHash(a, b) {
@@ -71,6 +73,7 @@ function byId(id) {
  *     call: (op: string, args?: Record<string, unknown>) => Promise<any>},
  *   title: (id: string) => string,
  *   changed: () => void,
+ *   local: (id: string) => ({local?: string | null, file?: Blob | null, key: string | null} | null),
  * }} app
  */
 export function initCompare(app) {
@@ -270,10 +273,26 @@ export function initCompare(app) {
     delete root.dataset.state;
   };
 
-  /** Loads one side's whole history; rejects with an error naming the side. @param {"A" | "B"} side @param {string} id */
+  /**
+   * Loads one side's whole history: a served session's page (`bytes`), or a local file's session read in the worker
+   * (`bytes` null: the page waits there); rejects with an error naming the side.
+   * @param {"A" | "B"} side @param {string} id
+   * @returns {Promise<{bytes: Uint8Array | null, size: number}>}
+   */
   const load = async (side, id) => {
     try {
-      return await fetchPage(id, { through: null, maxMessages: ALL_MESSAGES });
+      const local = app.local(id);
+      if (local) {
+        const read = await bridge.json("compareLocal", { side: side === "B" ? "b" : "a", ...local });
+        if (read.error) throw new Error(read.error);
+        return { bytes: null, size: read.bytes };
+      }
+      if (LOCAL_ID.test(id)) {
+        throw new Error("it is a session of a local file or folder that is not open in the page (open it again, then "
+          + "choose it in the list)");
+      }
+      const bytes = await fetchPage(id, { through: null, maxMessages: ALL_MESSAGES });
+      return { bytes, size: bytes.length };
     } catch (err) {
       throw new Error(`session ${side} “${id}” could not be loaded: ${/** @type {Error} */ (err).message}`);
     }
@@ -294,12 +313,13 @@ export function initCompare(app) {
     const t0 = performance.now();
     progressStart(`Comparing: loading ${app.title(a)} and ${app.title(b)}`);
     try {
+      await bridge.ready;
       const [pa, pb] = await Promise.all([load("A", a), load("B", b)]);
       if (mine !== generation) return;
-      const bytes = { a: pa.length, b: pb.length };
+      const bytes = { a: pa.size, b: pb.size };
       status.textContent = "Comparing in Python…";
-      await bridge.ready;
-      const value = await bridge.json("compareOpen", { a: pa, b: pb, idA: a, idB: b }, [pa.buffer, pb.buffer]);
+      const transfer = [pa.bytes, pb.bytes].flatMap((p) => (p ? [p.buffer] : []));
+      const value = await bridge.json("compareOpen", { a: pa.bytes, b: pb.bytes, idA: a, idB: b }, transfer);
       if (mine !== generation) return;
       if (value.error) {
         const side = value.error.side === "b" ? "B" : "A";

@@ -1,7 +1,10 @@
-"""Compare two runs in the page (issue 24, the page side): two served sessions chosen in the list (Compare, then
-another row) or by #compare=ID_A,ID_B, compared in the worker by ``assembler.compare`` and shown turn by turn
+"""Compare two runs in the page (issue 24, the page side): two sessions chosen in the list (Compare, then another
+row) or by #compare=ID_A,ID_B, compared in the worker by ``assembler.compare`` and shown turn by turn
 (``assembler/browser/compare_view.py`` over ``render/compare.py``), exported as HTML and Markdown, and an unknown
-id said in the one alert. The sessions are generated here (``session_builder``)."""
+id said in the one alert; a row opened on one side opens its twin; served sessions, the sessions of a folder or an
+Inspect log opened in the page, and real fixtures (a Claude Code run beside one of ours, a session against itself,
+one against a header-only session). The small sessions are generated here (``session_builder``); the real logs are
+copied into temporary folders at test time."""
 
 from __future__ import annotations
 
@@ -280,3 +283,68 @@ def test_a_row_opened_or_closed_on_one_side_does_the_same_to_its_twin(compared: 
                                "details.tool\").open")
     assert compared.locator("#compare-turn-4 details[open]").count() == 0
     assert compared.locator("#alert").is_hidden()
+
+
+# ---- local files and folders opened in the page
+
+def test_sessions_of_an_opened_folder_are_compared_in_the_page(compared: Page, tmp_path: Path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "loc-a.jsonl").write_bytes(run("loc-a", ["start", "look", "finish"]))
+    (folder / "loc-b.jsonl").write_bytes(run("loc-b", ["start", "look", "finish"], path_arg="local.txt",
+                                             answer="Finished"))
+    compared.evaluate("() => { location.hash = ''; }")
+    title_before = compared.locator("#session-title").inner_text()
+    requests: list[str] = []
+    compared.on("request", lambda r: requests.append(r.url))
+    compared.set_input_files("#folder-input", str(folder))
+    compared.wait_for_selector("#session-list .session-source:has-text('Folder: runs')")
+    ids = compared.evaluate("() => [...document.querySelectorAll('#session-list button[data-id^=\"folder:\"]')]"
+                            ".map((b) => b.dataset.id)")
+    a = next(i for i in ids if i.endswith("loc-a.jsonl"))
+    b = next(i for i in ids if i.endswith("loc-b.jsonl"))
+    # Compare on a local row, then another local row: both read in the worker, nothing fetched for them.
+    compared.click(f"#session-list button[data-compare='{a}']")
+    assert "choose another session" in compared.locator("#compare-pick").inner_text()
+    compared.click(f"#session-list button[data-id='{b}']")
+    compared.wait_for_selector("#compare[data-state='shown'], #compare[data-state='error']", timeout=30_000)
+    assert compared.locator("#compare").get_attribute("data-state") == "shown", compared.locator("#alert").inner_text()
+    assert compared.evaluate("() => location.hash") == f"#compare={quote(a, safe='')},{quote(b, safe='')}"
+    assert turn_matches(compared) == ["same-prompt"] * 3
+    wait_filled(compared, 3)
+    look = compared.locator("#compare-turn-2")
+    assert {"arguments", "finalText"} <= set((look.get_attribute("data-differences") or "").split())
+    assert "local.txt" in look.locator(".compare-args").inner_text()
+    assert look.locator(".compare-diff del").inner_text() == "All done" and \
+        look.locator(".compare-diff ins").inner_text() == "Finished"
+    assert not [u for u in requests if "loc-a" in u or "loc-b" in u or "/api/sessions/" in u]
+    # A local session beside a served one.
+    open_compare(compared, a, "cmp-other")
+    assert compared.locator("#compare").get_attribute("data-state") == "shown"
+    assert turn_matches(compared) == ["same-prompt", "only-b", "same-prompt", "same-prompt"]
+    # The chat window was left as it was.
+    compared.evaluate("() => { location.hash = ''; }")
+    compared.wait_for_selector("#compare", state="hidden")
+    assert compared.locator("#session-title").inner_text() == title_before
+    # A local id whose folder is not open any more says so, naming the side.
+    open_compare(compared, "cmp-base", "folder:gone/loc-z.jsonl")
+    text = compared.locator("#alert").inner_text()
+    assert "session B" in text and "not open in the page" in text
+    compared.evaluate("() => { location.hash = ''; }")
+
+
+def test_two_samples_of_an_opened_inspect_log_are_compared(compared: Page, tmp_path: Path) -> None:
+    import test_other_harnesses as other  # the real .eval with a second sample (a module, so nothing is re-collected)
+
+    path = tmp_path / "run.eval"
+    path.write_bytes(other.two_sample_eval())
+    compared.set_input_files("#file-input", str(path))
+    compared.wait_for_selector("#session-list .session-source:has-text('File: run.eval')", timeout=30_000)
+    open_compare(compared, "file:1_epoch_1", "file:2_epoch_1")
+    assert compared.locator("#compare").get_attribute("data-state") == "shown", compared.locator("#alert").inner_text()
+    assert turn_matches(compared) == ["position"]
+    wait_filled(compared, 1)
+    sides = compared.locator("#compare-turn-1 .compare-side")
+    assert other.INSPECT_PROMPT in sides.nth(0).inner_text() and other.SECOND_PROMPT in sides.nth(1).inner_text()
+    assert compared.locator("#alert").is_hidden()
+    compared.evaluate("() => { location.hash = ''; }")
