@@ -280,9 +280,9 @@ export function servedEntry(id) {
  * holds it. @param {string} uid @returns {{entry: SessionEntry, kind: "folder" | "file"} | null}
  */
 export function localEntry(uid) {
-  for (const source of [list.folder, list.file]) {
-    const entry = source?.entries.find((s) => localUid(source.kind, s) === uid);
-    if (source && entry) return { entry, kind: source.kind };
+  for (const [kind, source] of /** @type {const} */ ([["folder", list.folder], ["file", list.file]])) {
+    const entry = source?.entries.find((s) => localUid(kind, s) === uid);
+    if (entry) return { entry, kind };
   }
   return null;
 }
