@@ -13,10 +13,12 @@ their original.
 ``expandedRows``: the same fold and comparison in CPython with ``chunk_rows.expand_row`` counting its calls (it must
 stay 0: packed rows are never expanded on this path). ``page``: per ``--repeat`` a fresh Chromium context opens
 ``#compare=A,B`` after the viewer is ready; the time to the summary (``summaryMs``), to the first turn's rows in
-(``firstScreenMs``, after two animation frames) and the page's own figure (``pageMs``: fetch, fold and compare, as
-the status line says it), the element count after the first screen and the most seen while the page is scrolled to
-the end (steps of 80 % of the viewport, at most ``STEPS``, then a jump to the end), and the worker's wasm heap and
-the page's JS heap after the first screen. Medians; nothing is asserted (STYLE 15). Needs ``make build``.
+(``firstScreenMs``, after two animation frames) and the page's own figure (``pageMs``: fetch, fold and compare,
+as the status line says it; of it ``workerMs``, the worker's fold and compare, ``foldMs`` its two folds, and
+``fetchMs`` the two whole-history requests), the element count after the first screen and the most seen while
+the page is scrolled to the end (steps of 80 % of the viewport, at most ``STEPS``, then a jump to the end), and
+the worker's wasm heap and the page's JS heap after the first screen. Medians; nothing is asserted (STYLE 15).
+Needs ``make build``.
 """
 
 from __future__ import annotations
@@ -57,7 +59,9 @@ OPEN_JS = """async ([hash, steps]) => {
     while (!document.querySelector("#compare-turn-1 .compare-side")) await sleep(5);
     await frames();
     const firstScreenMs = performance.now() - t0;
-    const pageMs = Number((/shown in (\\d+) ms/.exec(document.getElementById("compare-status").textContent) || [])[1]);
+    const split = JSON.parse(root.dataset.ms || "{}"); // the worker's fold and total, the page's shown
+    const fetchMs = performance.getEntriesByType("resource").filter((e) => e.name.includes("/api/sessions/"))
+        .map((e) => Math.round(e.duration));
     const firstElements = count();
     const heap = await tv.heapSize();
     const jsHeap = performance.memory ? performance.memory.usedJSHeapSize : null;
@@ -85,7 +89,8 @@ OPEN_JS = """async ([hash, steps]) => {
     window.scrollTo(0, doc.scrollHeight);
     await settle();
     maxElements = Math.max(maxElements, count());
-    return { summaryMs, firstScreenMs, pageMs, firstElements, endElements: count(), maxElements, stepped,
+    return { summaryMs, firstScreenMs, pageMs: split.shown, foldMs: split.fold, workerMs: split.total, fetchMs,
+             firstElements, endElements: count(), maxElements, stepped,
              turns: root.querySelectorAll(".compare-turn").length, filledAtEnd: Number(root.dataset.filled || 0),
              differences: root.dataset.same === "1" ? [] : [...root.querySelectorAll(".compare-turn")]
                  .map((s) => s.dataset.differences).filter(Boolean),
@@ -245,7 +250,9 @@ def page(folder: Path, data: dict[str, dict[str, Any]], repeat: int, log: Any = 
                     return round(statistics.median(r[key] for r in rs), 1)
 
                 out[name] = {"summaryMs": med("summaryMs"), "firstScreenMs": med("firstScreenMs"),
-                             "pageMs": med("pageMs"), "firstScreenRunsMs": [round(r["firstScreenMs"]) for r in runs],
+                             "pageMs": med("pageMs"), "workerMs": med("workerMs"), "foldMs": med("foldMs"),
+                             "fetchMs": [r["fetchMs"] for r in runs],
+                             "firstScreenRunsMs": [round(r["firstScreenMs"]) for r in runs],
                              "firstElements": max(r["firstElements"] for r in runs),
                              "endElements": max(r["endElements"] for r in runs),
                              "maxElements": max(r["maxElements"] for r in runs),

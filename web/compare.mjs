@@ -154,13 +154,13 @@ export function initCompare(app) {
     }
   }, { rootMargin: FAR });
 
-  /** A block's light form: its title and how it was matched (its height kept once it has been filled). */
+  /** A block's light form: one element, its title and how it was matched as text (its height kept once it has been
+   * filled), so a long comparison costs one element per turn away from the viewport. */
   const light = (/** @type {{section: HTMLElement, turn: any, filled: boolean}} */ block, keepHeight = false) => {
     const { section, turn } = block;
     if (keepHeight) section.style.minHeight = `${section.offsetHeight}px`; // CSSOM, not an inline style attribute
-    const head = el("h2", "compare-turn-title", `${turn.title} `);
-    head.append(el("span", "compare-match", turn.matchLabel));
-    section.replaceChildren(head);
+    section.textContent = `${turn.title} · ${turn.matchLabel}`;
+    section.classList.add("compare-light");
     block.filled = false;
   };
   const empty = (/** @type {{section: HTMLElement, turn: any, filled: boolean}} */ block) => light(block, true);
@@ -180,6 +180,7 @@ export function initCompare(app) {
         if (!block) continue;
         // Produced by assembler.render (escaped, sanitised markdown), as the chat view's rows.
         block.section.innerHTML = html.header + html.columns;
+        block.section.classList.remove("compare-light");
         block.section.style.minHeight = "";
         block.filled = true;
       }
@@ -345,7 +346,7 @@ export function initCompare(app) {
     const same = value.differences.length === 0;
     const big = [["A", bytes.a], ["B", bytes.b]].filter(([, n]) => Number(n) > BIG_SESSION_BYTES);
     const notes = [same ? "No difference: the two sessions have the same turns, calls, counts and final texts."
-      : `Differs in: ${value.differences.join(", ")}.`,
+      : `Differs in: ${value.differenceLabels.join(", ")}.`,
     `Both sessions' whole history is loaded for the comparison (A ${sizeText(bytes.a)}, B ${sizeText(bytes.b)}; `
       + `${value.turns.length} aligned turn${value.turns.length === 1 ? "" : "s"}, shown in ${Math.round(ms)} ms).`];
     if (big.length) {
@@ -355,6 +356,7 @@ export function initCompare(app) {
     status.textContent = notes.join(" ");
     root.dataset.state = "shown";
     root.dataset.same = same ? "1" : "0";
+    root.dataset.ms = JSON.stringify({ ...value.ms, shown: Math.round(ms) }); // the worker's split (perf/bench_compare.py)
     const sections = value.turns.map((/** @type {any} */ turn) => {
       const section = el("section", "compare-turn");
       section.id = `compare-turn-${turn.index + 1}`;

@@ -25,6 +25,7 @@ from ..history import MessageIndex
 from ..records import EventRecord, decode_page
 from ..render.compare import (
     MATCH_LABELS,
+    aspect_labels,
     nodes_by_turn,
     render_comparison_html,
     render_comparison_markdown,
@@ -159,7 +160,8 @@ class CompareMixin:
                   "differences": t.differences} for t in comparison.turns]
         return encode_json({"title": title, "labels": {"a": a.label, "b": b.label}, "summary": summary,
                             "counts": msgspec.to_builtins(comparison.session.turns),
-                            "differences": comparison.session.differences, "turns": turns,
+                            "differences": comparison.session.differences,
+                            "differenceLabels": aspect_labels(comparison.session.differences), "turns": turns,
                             "records": {"a": a.records, "b": b.records},
                             "ms": {"fold": folded, "total": elapsed_ms(t0)}})
 

@@ -24,11 +24,23 @@ from .markdown_export import fenced, md_text
 from .slices import SLICE_CHARS
 from .texts import duration_text, plural
 
-__all__ = ["render_comparison_html", "render_comparison_markdown", "MATCH_LABELS", "COMPARE_CSS",
+__all__ = ["render_comparison_html", "render_comparison_markdown", "MATCH_LABELS", "COMPARE_CSS", "ASPECT_LABELS",
+           "aspect_labels",
            "session_summary_html", "turn_header_html", "turn_columns_html", "nodes_by_turn", "turn_title"]
 
 MATCH_LABELS = {"same-prompt": "same prompt", "position": "paired by position (the prompts differ)",
                 "only-a": "only in A", "only-b": "only in B"}
+
+# The comparison's aspects (``compare.DIFFERENCE_ASPECTS``) as a reader names them.
+ASPECT_LABELS = {"turns": "turns", "prompt": "prompts", "steps": "steps", "toolCalls": "tool calls",
+                 "toolSequence": "call order", "arguments": "arguments", "toolErrors": "tool errors",
+                 "retries": "retries", "tokens": "tokens", "duration": "duration", "finalText": "final text"}
+
+
+def aspect_labels(aspects: Iterable[str]) -> list[str]:
+    """The aspects that differ, in words (``toolSequence``: "call order")."""
+    return [ASPECT_LABELS.get(a, a) for a in aspects]
+
 
 Displays = Mapping[str, NodeDisplay]
 Row = tuple[str, str, str]
@@ -101,9 +113,10 @@ def _prompt(t: TurnComparison) -> list[tuple[str, str]]:
 def _counts(comparison: Comparison) -> str:
     s = comparison.session
     c = s.turns
-    aspects = f" ({', '.join(s.differences)})" if s.differences else ""
+    aspects = f" ({', '.join(aspect_labels(s.differences))})" if s.differences else ""
     return (f"{plural(c.samePrompt, 'turn')} with the same prompt, {c.position} paired by position, {c.onlyA} only "
-            f"in A, {c.onlyB} only in B; {plural(c.differing, 'turn')} differ{aspects}.")
+            f"in A, {c.onlyB} only in B; {plural(c.differing, 'turn')} "
+            f"{'differs' if c.differing == 1 else 'differ'}{aspects}.")
 
 
 # ---- HTML

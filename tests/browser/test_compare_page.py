@@ -87,9 +87,9 @@ def test_two_runs_align_an_inserted_turn_and_name_the_other_argument(compared: P
     root = compared.locator("#compare")
     assert root.get_attribute("data-same") == "0"
     assert turn_matches(compared) == ["same-prompt", "only-b", "same-prompt", "same-prompt"]
+    wait_filled(compared, 4)
     titles = compared.locator("#compare-turns .compare-turn .compare-match").all_inner_texts()
     assert titles == ["same prompt", "only in B", "same prompt", "same prompt"]
-    wait_filled(compared, 4)
     look = compared.locator("#compare-turn-3")
     assert "arguments" in (look.get_attribute("data-differences") or "").split()
     args = look.locator(".compare-args").inner_text()
@@ -203,8 +203,9 @@ def test_a_claude_code_run_beside_one_of_ours(compared: Page, real_pair: tuple[s
     assert root.get_attribute("data-same") == "0"
     # One turn each, their prompts differ: paired by position, and the view says so.
     assert turn_matches(compared) == ["position"]
-    assert compared.locator("#compare-turn-1 .compare-match").inner_text() == "paired by position (the prompts differ)"
+    assert "Differs in: turns, prompts, call order" in compared.locator("#compare-status").inner_text()
     wait_filled(compared, 1)
+    assert compared.locator("#compare-turn-1 .compare-match").inner_text() == "paired by position (the prompts differ)"
     block = compared.locator("#compare-turn-1")
     differences = (block.get_attribute("data-differences") or "").split()
     assert {"prompt", "toolSequence", "finalText"} <= set(differences)

@@ -180,6 +180,14 @@ def test_word_diff_runs_rebuild_both_texts() -> None:
     assert word_diff("", "") == []
 
 
+def test_every_aspect_has_words() -> None:
+    from assembler.compare import DIFFERENCE_ASPECTS
+    from assembler.render.compare import ASPECT_LABELS, aspect_labels
+
+    assert set(ASPECT_LABELS) == set(DIFFERENCE_ASPECTS)
+    assert aspect_labels(["toolSequence", "finalText"]) == ["call order", "final text"]
+
+
 def test_a_deletion_and_the_insertion_after_it_are_rendered_apart() -> None:
     from assembler.render.compare import _diff_html, _diff_md
 
