@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -274,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-browser", action="store_true", help="the CLI and the CPython check only")
     args = parser.parse_args(argv)
     repeat = 1 if args.quick else args.repeat
-    report: dict[str, Any] = {"benchmark": "compare", "repeat": repeat}
+    report: dict[str, Any] = {"benchmark": "compare", "repeat": repeat, "loadAverage": list(os.getloadavg())}
     with tempfile.TemporaryDirectory(prefix="bench-compare-") as tmp:
         folder = Path(tmp)
         data = pairs(folder, args.quick, args.turns)
@@ -288,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
             report["page"] = page(folder, data, repeat)
             report["checks"]["pageShown"] = all("error" not in r for name, r in report["page"].items()
                                                 if name != "chromium")
+    report["loadAverageEnd"] = list(os.getloadavg())  # the machine is shared: the figures mean little without it
     text = json.dumps(report, indent=2)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
