@@ -92,7 +92,7 @@ OPEN_JS = """async ([hash, steps]) => {
     maxElements = Math.max(maxElements, count());
     return { summaryMs, firstScreenMs, pageMs: split.shown, foldMs: split.fold, workerMs: split.total, fetchMs,
              firstElements, endElements: count(), maxElements, stepped,
-             turns: root.querySelectorAll(".compare-turn").length, filledAtEnd: Number(root.dataset.filled || 0),
+             turns: Number(root.dataset.turns), blocksInDom: root.querySelectorAll(".compare-turn").length, filledAtEnd: Number(root.dataset.filled || 0),
              differences: root.dataset.same === "1" ? [] : [...root.querySelectorAll(".compare-turn")]
                  .map((s) => s.dataset.differences).filter(Boolean),
              wasmHeapBytes: heap, jsHeapBytes: jsHeap, scrollHeight: doc.scrollHeight };

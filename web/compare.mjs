@@ -7,7 +7,8 @@
 // assembler/render/compare.py, the CLI's compare): nothing is compared or rendered here. The page shows the
 // session summary, then one block per aligned turn; a block's header (how it was matched, what differs) and its
 // two columns (each side's rows as the chat export renders them) are asked for when it nears the viewport and
-// dropped again far from it (its height kept), so the DOM stays bounded however long the sessions are. Every HTML
+// dropped again far from it (its height kept), and the blocks are in chunks of CHUNK, a chunk far from the viewport
+// one empty element of its height, so the DOM stays bounded however long the sessions are. Every HTML
 // string comes from assembler.render (escaped, sanitised), inserted as the chat view inserts its rows. The export
 // buttons download the comparison as the CLI writes it (HTML or Markdown). The rows are rendered as the chat view's
 // (long texts one slice and "Show more", collapsed bodies asked for when opened), and opening or closing a row opens
@@ -24,7 +25,12 @@ import { clearAlert, progressEnd, progressStart, setAlert, sizeText } from "./st
 export const BIG_SESSION_BYTES = 20e6;
 /** Blocks this near the viewport get their header and rows; farther than FAR they are emptied again. */
 const NEAR = "1500px 0px";
-const FAR = "6000px 0px";
+const FAR = "4000px 0px";
+/** The turns are in chunks of CHUNK blocks; a chunk farther than CHUNK_FAR from the viewport is one empty element of
+ * the height it had (an estimate until it has been shown), so the DOM does not grow with the number of turns. */
+const CHUNK = 40;
+const CHUNK_FAR = "5000px 0px";
+const LIGHT_PX = 48; // a block's light height before it has been laid out
 
 /** @param {string} id */
 const enc = (id) => encodeURIComponent(id);
@@ -263,7 +269,53 @@ export function initCompare(app) {
     }
   });
 
+  // ---- chunks of blocks: shown near the viewport, one empty element of their height far from it
+
+  /** @type {WeakMap<HTMLElement, any[]>} */
+  const chunkTurns = new WeakMap();
+  /** Creates a chunk's blocks (light). @param {HTMLElement} chunk */
+  const expand = (chunk) => {
+    if (chunk.dataset.expanded) return;
+    chunk.dataset.expanded = "1";
+    const sections = (chunkTurns.get(chunk) || []).map((/** @type {any} */ turn) => {
+      const section = el("section", "compare-turn");
+      section.id = `compare-turn-${turn.index + 1}`;
+      section.dataset.index = String(turn.index);
+      section.dataset.match = turn.match;
+      section.dataset.differences = turn.differences.join(" ");
+      const block = { section, turn, filled: false };
+      blocks.set(turn.index, block);
+      light(block);
+      return section;
+    });
+    chunk.replaceChildren(...sections);
+    chunk.style.minHeight = "";
+    for (const section of sections) { near.observe(section); far.observe(section); }
+  };
+  /** Drops a chunk's blocks, keeping its height. @param {HTMLElement} chunk */
+  const collapse = (chunk) => {
+    if (!chunk.dataset.expanded) return;
+    chunk.style.minHeight = `${chunk.offsetHeight}px`;
+    for (const section of /** @type {HTMLElement[]} */ ([...chunk.children])) {
+      near.unobserve(section);
+      far.unobserve(section);
+      blocks.delete(Number(section.dataset.index));
+      wanted.delete(Number(section.dataset.index));
+    }
+    chunk.replaceChildren();
+    delete chunk.dataset.expanded;
+    root.dataset.filled = String([...blocks.values()].filter((b) => b.filled).length);
+  };
+  const chunked = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      const chunk = /** @type {HTMLElement} */ (entry.target);
+      if (entry.isIntersecting) expand(chunk);
+      else collapse(chunk);
+    }
+  }, { rootMargin: CHUNK_FAR });
+
   const clearView = () => {
+    chunked.disconnect();
     near.disconnect();
     far.disconnect();
     blocks.clear();
@@ -272,6 +324,7 @@ export function initCompare(app) {
     turnsRoot.replaceChildren();
     delete root.dataset.filled;
     delete root.dataset.state;
+    delete root.dataset.turns;
   };
 
   /**
@@ -357,19 +410,18 @@ export function initCompare(app) {
     root.dataset.state = "shown";
     root.dataset.same = same ? "1" : "0";
     root.dataset.ms = JSON.stringify({ ...value.ms, shown: Math.round(ms) }); // the worker's split (perf/bench_compare.py)
-    const sections = value.turns.map((/** @type {any} */ turn) => {
-      const section = el("section", "compare-turn");
-      section.id = `compare-turn-${turn.index + 1}`;
-      section.dataset.index = String(turn.index);
-      section.dataset.match = turn.match;
-      section.dataset.differences = turn.differences.join(" ");
-      const block = { section, turn, filled: false };
-      blocks.set(turn.index, block);
-      light(block);
-      return section;
-    });
-    turnsRoot.replaceChildren(...sections);
-    for (const section of sections) { near.observe(section); far.observe(section); }
+    root.dataset.turns = String(value.turns.length);
+    const chunks = [];
+    for (let start = 0; start < value.turns.length; start += CHUNK) {
+      const chunk = el("div", "compare-chunk");
+      const turns = value.turns.slice(start, start + CHUNK);
+      chunk.style.minHeight = `${turns.length * LIGHT_PX}px`; // CSSOM, not an inline style attribute
+      chunkTurns.set(chunk, turns);
+      chunks.push(chunk);
+    }
+    turnsRoot.replaceChildren(...chunks);
+    if (chunks.length) expand(chunks[0]); // the first turns at once; the others as they near the viewport
+    for (const chunk of chunks) chunked.observe(chunk);
   };
 
   const close = () => {
