@@ -349,3 +349,25 @@ def test_two_samples_of_an_opened_inspect_log_are_compared(compared: Page, tmp_p
     assert other.INSPECT_PROMPT in sides.nth(0).inner_text() and other.SECOND_PROMPT in sides.nth(1).inner_text()
     assert compared.locator("#alert").is_hidden()
     compared.evaluate("() => { location.hash = ''; }")
+
+
+def test_a_long_comparison_keeps_only_the_turns_near_the_viewport(compared: Page, viewer: Viewer) -> None:
+    prompts = [f"question {n}" for n in range(1, 241)]
+    (viewer.served.sessions / "cmp-long-a.jsonl").write_bytes(run("cmp-long-a", prompts))
+    (viewer.served.sessions / "cmp-long-b.jsonl").write_bytes(run("cmp-long-b", prompts, answer="Finished"))
+    open_compare(compared, "cmp-long-a", "cmp-long-b")
+    assert compared.locator("#compare").get_attribute("data-turns") == "240"
+    wait_filled(compared, 1)
+    in_dom = compared.locator("#compare-turns .compare-turn").count()
+    assert 40 <= in_dom < 240  # the first chunks only
+    assert compared.locator("#compare-turn-240").count() == 0
+    compared.evaluate("() => window.scrollTo(0, document.scrollingElement.scrollHeight)")
+    compared.wait_for_function("() => { window.scrollTo(0, document.scrollingElement.scrollHeight);"
+                               " return document.querySelector('#compare-turn-240 .compare-side'); }", timeout=30_000)
+    assert compared.locator("#compare-turn-1").count() == 0  # the first chunk is one empty element again
+    assert compared.locator("#compare-turns .compare-turn").count() < 240
+    assert "Finished with question 240" in compared.locator("#compare-turn-240").inner_text()
+    compared.evaluate("() => window.scrollTo(0, 0)")
+    compared.wait_for_function("() => document.querySelector('#compare-turn-1 .compare-side')", timeout=30_000)
+    assert compared.locator("#compare-turn-240").count() == 0
+    assert compared.locator("#alert").is_hidden()
