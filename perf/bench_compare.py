@@ -92,9 +92,8 @@ OPEN_JS = """async ([hash, steps]) => {
     maxElements = Math.max(maxElements, count());
     return { summaryMs, firstScreenMs, pageMs: split.shown, foldMs: split.fold, workerMs: split.total, fetchMs,
              firstElements, endElements: count(), maxElements, stepped,
-             turns: Number(root.dataset.turns), blocksInDom: root.querySelectorAll(".compare-turn").length, filledAtEnd: Number(root.dataset.filled || 0),
-             differences: root.dataset.same === "1" ? [] : [...root.querySelectorAll(".compare-turn")]
-                 .map((s) => s.dataset.differences).filter(Boolean),
+             turns: Number(root.dataset.turns), blocksInDom: root.querySelectorAll(".compare-turn").length,
+             filledAtEnd: Number(root.dataset.filled || 0), differs: root.dataset.same === "0",
              wasmHeapBytes: heap, jsHeapBytes: jsHeap, scrollHeight: doc.scrollHeight };
 }"""
 
@@ -258,7 +257,7 @@ def page(folder: Path, data: dict[str, dict[str, Any]], repeat: int, log: Any = 
                              "endElements": max(r["endElements"] for r in runs),
                              "maxElements": max(r["maxElements"] for r in runs),
                              "scrollSteps": runs[0]["stepped"], "turns": runs[0]["turns"],
-                             "differences": runs[0]["differences"],
+                             "differs": runs[0]["differs"], "blocksInDom": max(r["blocksInDom"] for r in runs),
                              "wasmHeapBytes": max(r["wasmHeapBytes"] for r in runs),
                              "jsHeapBytes": max(r["jsHeapBytes"] or 0 for r in runs)}
         finally:

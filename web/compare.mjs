@@ -24,12 +24,12 @@ import { clearAlert, progressEnd, progressStart, setAlert, sizeText } from "./st
 /** A session's history above this many bytes is called out: the comparison holds both whole in the page. */
 export const BIG_SESSION_BYTES = 20e6;
 /** Blocks this near the viewport get their header and rows; farther than FAR they are emptied again. */
-const NEAR = "1500px 0px";
-const FAR = "4000px 0px";
+const NEAR = "1000px 0px";
+const FAR = "2500px 0px";
 /** The turns are in chunks of CHUNK blocks; a chunk farther than CHUNK_FAR from the viewport is one empty element of
  * the height it had (an estimate until it has been shown), so the DOM does not grow with the number of turns. */
 const CHUNK = 40;
-const CHUNK_FAR = "5000px 0px";
+const CHUNK_FAR = "4000px 0px";
 const LIGHT_PX = 48; // a block's light height before it has been laid out
 
 /** @param {string} id */
@@ -331,7 +331,7 @@ export function initCompare(app) {
    * Loads one side's whole history: a served session's page (`bytes`), or a local file's session read in the worker
    * (`bytes` null: the page waits there); rejects with an error naming the side.
    * @param {"A" | "B"} side @param {string} id
-   * @returns {Promise<{bytes: Uint8Array | null, size: number}>}
+   * @returns {Promise<{bytes: Uint8Array | null, size: number, warning: string | null}>}
    */
   const load = async (side, id) => {
     try {
@@ -339,14 +339,14 @@ export function initCompare(app) {
       if (local) {
         const read = await bridge.json("compareLocal", { side: side === "B" ? "b" : "a", ...local });
         if (read.error) throw new Error(read.error);
-        return { bytes: null, size: read.bytes };
+        return { bytes: null, size: read.bytes, warning: read.warning ? `session ${side} “${id}”: ${read.warning}` : null };
       }
       if (LOCAL_ID.test(id)) {
         throw new Error("it is a session of a local file or folder that is not open in the page (open it again, then "
           + "choose it in the list)");
       }
       const bytes = await fetchPage(id, { through: null, maxMessages: ALL_MESSAGES });
-      return { bytes, size: bytes.length };
+      return { bytes, size: bytes.length, warning: null };
     } catch (err) {
       throw new Error(`session ${side} “${id}” could not be loaded: ${/** @type {Error} */ (err).message}`);
     }
@@ -381,6 +381,9 @@ export function initCompare(app) {
       }
       setReady(true);
       draw(value, bytes, performance.now() - t0);
+      // A local file read up to a fault is compared as far as it was read, and the alert says so.
+      const warnings = [pa.warning, pb.warning].filter(Boolean);
+      if (warnings.length) setAlert("compare", `Compared what was read before a fault: ${warnings.join("; ")}.`);
     } catch (err) {
       if (mine !== generation) return;
       root.dataset.state = "error";

@@ -117,7 +117,10 @@ class CompareMixin:
         result = load.finish()
         outcome = load.outcome(result)
         error = outcome.get("error")
-        text = None if error is None else str(error.get("message") or error.get("text") or error)
+        text = None
+        if error is not None:  # FILE:LINE: message, as the CLI says it
+            line = error.get("line")
+            text = f"{load.name}{f':{line}' if line else ''}: {error.get('message') or error}"
         if not result.records:
             return encode_json({"records": 0, "bytes": load.bytes_read,
                                 "error": text or "the file holds no session events"})

@@ -66,6 +66,18 @@ def wait_filled(page: Page, n: int) -> None:
                            timeout=15_000)
 
 
+def show(page: Page, n: int) -> None:
+    """Scrolls aligned turn ``n`` into view and waits for its rows (a block far from the viewport is emptied)."""
+    page.evaluate("(n) => document.getElementById(`compare-turn-${n}`).scrollIntoView()", n)
+    page.wait_for_selector(f"#compare-turn-{n} .compare-side", timeout=15_000)
+
+
+def match_labels(page: Page) -> list[str]:
+    """How each aligned turn was matched, as its block says it (filled: its heading; emptied: its one line)."""
+    return list(page.evaluate("() => [...document.querySelectorAll('#compare-turns .compare-turn')].map((s) =>"
+                              " s.querySelector('.compare-match')?.textContent ?? s.textContent.split(' · ').pop())"))
+
+
 def test_a_session_against_itself_reports_no_difference(compared: Page) -> None:
     open_compare(compared, "cmp-base", "cmp-base")
     root = compared.locator("#compare")
@@ -87,9 +99,9 @@ def test_two_runs_align_an_inserted_turn_and_name_the_other_argument(compared: P
     root = compared.locator("#compare")
     assert root.get_attribute("data-same") == "0"
     assert turn_matches(compared) == ["same-prompt", "only-b", "same-prompt", "same-prompt"]
-    wait_filled(compared, 4)
-    titles = compared.locator("#compare-turns .compare-turn .compare-match").all_inner_texts()
-    assert titles == ["same prompt", "only in B", "same prompt", "same prompt"]
+    assert match_labels(compared) == ["same prompt", "only in B", "same prompt", "same prompt"]
+    show(compared, 3)
+    assert match_labels(compared) == ["same prompt", "only in B", "same prompt", "same prompt"]
     look = compared.locator("#compare-turn-3")
     assert "arguments" in (look.get_attribute("data-differences") or "").split()
     args = look.locator(".compare-args").inner_text()
@@ -100,6 +112,7 @@ def test_two_runs_align_an_inserted_turn_and_name_the_other_argument(compared: P
     for i in range(2):
         assert sides.nth(i).locator("article.node").count() >= 3
         assert "look" in sides.nth(i).inner_text()
+    show(compared, 2)
     inserted = compared.locator("#compare-turn-2 .compare-side")
     assert "No such turn" in inserted.nth(0).inner_text()
     assert "check" in inserted.nth(1).inner_text()
@@ -256,7 +269,7 @@ def test_a_session_against_an_empty_one(compared: Page, real_pair: tuple[str, st
 
 def test_a_row_opened_or_closed_on_one_side_does_the_same_to_its_twin(compared: Page) -> None:
     open_compare(compared, "cmp-base", "cmp-other")
-    wait_filled(compared, 4)
+    show(compared, 3)
     look = compared.locator("#compare-turn-3")
     a, b = (look.locator(f".compare-side[data-side='{s}'] details.tool") for s in "ab")
     assert a.count() == 1 and b.count() == 1
@@ -272,12 +285,14 @@ def test_a_row_opened_or_closed_on_one_side_does_the_same_to_its_twin(compared: 
     compared.wait_for_function("() => !document.querySelector(\"#compare-turn-3 .compare-side[data-side='a'] "
                                "details.tool\").open")
     # A turn only in B has no twin: opening its row leaves the other column as it was.
+    show(compared, 2)
     only = compared.locator("#compare-turn-2 .compare-side[data-side='b'] details.tool")
     only.locator("summary").click()
     compared.wait_for_function("() => document.querySelector(\"#compare-turn-2 .compare-side[data-side='b'] "
                                "details.tool\").open")
     assert compared.locator("#compare-turn-2 .compare-side[data-side='a'] details").count() == 0
     # The k-th call of a name is the twin of the other side's k-th call of that name, not of another tool's row.
+    show(compared, 1)
     first = compared.locator("#compare-turn-1 .compare-side[data-side='a'] details.tool")
     first.locator("summary").click()
     compared.wait_for_function("() => document.querySelector(\"#compare-turn-1 .compare-side[data-side='b'] "
@@ -294,6 +309,9 @@ def test_sessions_of_an_opened_folder_are_compared_in_the_page(compared: Page, t
     (folder / "loc-a.jsonl").write_bytes(run("loc-a", ["start", "look", "finish"]))
     (folder / "loc-b.jsonl").write_bytes(run("loc-b", ["start", "look", "finish"], path_arg="local.txt",
                                              answer="Finished"))
+    lines = run("loc-bad", ["start", "look", "finish"]).split(b"\n")
+    cut = next(i for i, line in enumerate(lines) if b"Reading for look" in line)
+    (folder / "loc-bad.jsonl").write_bytes(b"\n".join([*lines[:cut], b"{broken", *lines[cut + 1:]]))
     compared.evaluate("() => { location.hash = ''; }")
     title_before = compared.locator("#session-title").inner_text()
     requests: list[str] = []
@@ -312,7 +330,7 @@ def test_sessions_of_an_opened_folder_are_compared_in_the_page(compared: Page, t
     assert compared.locator("#compare").get_attribute("data-state") == "shown", compared.locator("#alert").inner_text()
     assert compared.evaluate("() => location.hash") == f"#compare={quote(a, safe='')},{quote(b, safe='')}"
     assert turn_matches(compared) == ["same-prompt"] * 3
-    wait_filled(compared, 3)
+    show(compared, 2)
     look = compared.locator("#compare-turn-2")
     assert {"arguments", "finalText"} <= set((look.get_attribute("data-differences") or "").split())
     assert "local.txt" in look.locator(".compare-args").inner_text()
@@ -327,6 +345,14 @@ def test_sessions_of_an_opened_folder_are_compared_in_the_page(compared: Page, t
     compared.evaluate("() => { location.hash = ''; }")
     compared.wait_for_selector("#compare", state="hidden")
     assert compared.locator("#session-title").inner_text() == title_before
+    # A local file with a bad line is compared as far as it was read, and the alert says so, naming the side.
+    bad = next(i for i in ids if i.endswith("loc-bad.jsonl"))
+    open_compare(compared, a, bad)
+    assert compared.locator("#compare").get_attribute("data-state") == "shown"
+    assert turn_matches(compared) == ["same-prompt", "same-prompt", "only-a"]  # read up to turn 2's prompt
+    text = compared.locator("#alert").inner_text()
+    assert "Compared what was read before a fault" in text and "session B" in text
+    assert f"loc-bad.jsonl:{cut + 1}: invalid JSON" in text
     # A local id whose folder is not open any more says so, naming the side.
     open_compare(compared, "cmp-base", "folder:gone/loc-z.jsonl")
     text = compared.locator("#alert").inner_text()

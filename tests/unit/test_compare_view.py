@@ -118,3 +118,28 @@ def test_the_page_columns_are_lazy_and_their_parts_come_on_request() -> None:
     assert value(v.compare_section("a", tool[1], 0))["html"] == ""
     # The export stays whole: every text and body in full.
     assert out["records"]["a"] > 0
+
+
+def test_local_files_are_read_per_side_and_compared_without_touching_the_window() -> None:
+    v = Viewer()
+    good = run("a", ["start", "look"])
+    lines = run("bad", ["start", "look"]).split(b"\n")
+    cut = next(i for i, line in enumerate(lines) if b"Reading for look" in line)
+    bad = b"\n".join([*lines[:cut], b"{broken", *lines[cut + 1:]])
+    for side, name, data in (("a", "a.jsonl", good), ("b", "bad.jsonl", bad)):
+        v.compare_file_begin(side, name, len(data))
+        half = len(data) // 2
+        v.compare_file_feed(side, data[:half])  # slices, as the worker feeds them
+        v.compare_file_feed(side, data[half:])
+    read_a, read_b = value(v.compare_file_finish("a")), value(v.compare_file_finish("b"))
+    assert read_a["error"] is None and read_a["warning"] is None and read_a["records"] > 0
+    assert read_b["error"] is None and read_b["warning"].startswith(f"bad.jsonl:{cut + 1}: invalid JSON")
+    out = value(v.compare_open(None, None, "folder:a.jsonl", "folder:bad.jsonl"))
+    assert [t["match"] for t in out["turns"]] == ["same-prompt", "same-prompt"]
+    assert len(v.chat) == 0  # the chat window was left as it was
+    # Nothing readable is an error; a side never read is named when compared.
+    v.compare_file_begin("a", "notes.txt", 5)
+    v.compare_file_feed("a", b"hello")
+    assert value(v.compare_file_finish("a"))["error"]
+    out = value(v.compare_open(None, page(good), "folder:notes.txt", "b"))
+    assert out["error"]["side"] == "a" and "not read" in out["error"]["text"]
