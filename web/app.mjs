@@ -112,6 +112,7 @@ function fileSessions(result, name) {
  */
 async function openFileAndSeek(blob, options = {}) {
   beforeFileOpens();
+  compare.follow(); // a comparison shown gives way to the file opened (beforeFileOpens dropped its #compare)
   const again = blob !== null && blob === localFile && Boolean(options.key); // another session of the same file
   if (blob !== null && !options.local) localFile = blob;
   // A folder's file is marked before it loads: its rows link its parent and children within the folder.

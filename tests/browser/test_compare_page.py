@@ -345,6 +345,13 @@ def test_sessions_of_an_opened_folder_are_compared_in_the_page(compared: Page, t
     compared.evaluate("() => { location.hash = ''; }")
     compared.wait_for_selector("#compare", state="hidden")
     assert compared.locator("#session-title").inner_text() == title_before
+    # Opening a session while a comparison is shown gives the page back to the chat.
+    open_compare(compared, a, b)
+    compared.click(f"#session-list button[data-id='{a}']")
+    compared.wait_for_selector("#compare", state="hidden")
+    compared.wait_for_function("() => document.getElementById('transcript').innerText.includes('Reading for look')",
+                               timeout=30_000)
+    assert not compared.evaluate("() => location.hash").startswith("#compare")
     # A local file with a bad line is compared as far as it was read, and the alert says so, naming the side.
     bad = next(i for i in ids if i.endswith("loc-bad.jsonl"))
     open_compare(compared, a, bad)
@@ -397,3 +404,4 @@ def test_a_long_comparison_keeps_only_the_turns_near_the_viewport(compared: Page
     compared.wait_for_function("() => document.querySelector('#compare-turn-1 .compare-side')", timeout=30_000)
     assert compared.locator("#compare-turn-240").count() == 0
     assert compared.locator("#alert").is_hidden()
+    compared.evaluate("() => { location.hash = ''; }")
