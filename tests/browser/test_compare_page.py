@@ -230,6 +230,12 @@ def test_a_claude_code_run_beside_one_of_ours(compared: Page, real_pair: tuple[s
     sides = block.locator(".compare-side")
     assert PARENT_PROMPT in sides.nth(0).inner_text() and REAL_B_PROMPT in sides.nth(1).inner_text()
     assert sides.nth(0).locator("details.tool").count() >= 1 and sides.nth(1).locator("details.tool").count() >= 1
+    # Twins are rows of the same kind and tool name: opening A's Task call leaves B's bash call closed.
+    sides.nth(0).locator("details.tool").first.locator("summary").click()
+    compared.wait_for_function("() => !document.querySelector(\"#compare-turn-1 .compare-side[data-side='a'] "
+                               "details.tool [data-pending]\")")
+    assert sides.nth(0).locator("details.tool").first.get_attribute("open") is not None
+    assert sides.nth(1).locator("details.tool[open]").count() == 0
     # The final texts' word diff has both deletions and insertions.
     assert block.locator(".compare-diff del").count() >= 1 and block.locator(".compare-diff ins").count() >= 1
     assert compared.locator("#alert").is_hidden()
