@@ -10,8 +10,8 @@ the goal names); a missed goal never fails the run and no time is asserted. The 
 benchmark ran and its structural checks (identical digests, byte-identical pages, lossless packing, followers ending
 with exactly the log) held, whatever the timings; 1 otherwise. ``--quick`` shrinks every scenario to a smoke run of
 seconds. ``--plots DIR`` writes PNGs (matplotlib, Agg). The benchmarks over the built site are optional (the browser
-benchmark ``perf/bench_browser.py`` in Chromium, ``interop``, and ``wheel``: the installed wheel's size and cold
-``serve`` start): ``--browser`` runs them when present.
+benchmark ``perf/bench_browser.py`` in Chromium, ``interop``, ``wheel``: the installed wheel's size and cold
+``serve`` start, and ``compare``: two runs side by side in the page): ``--browser`` runs them when present.
 """
 
 from __future__ import annotations
@@ -78,6 +78,9 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     # Issue 21: the wheel `make dist` builds (needs ``make build``), installed in a fresh venv: its size and the cold
     # start of the installed ``serve`` to the first 200 on ``/``; its own ``checks`` are collected.
     Benchmark("wheel", "perf.bench_wheel", (), ("--runs", "2"), timeout_s=1800.0, optional=True),
+    # Issue 24: the 416,756-event session against a copy with its turn changed, and a 1,000-turn pair, compared in
+    # the page (served by the real server) and by the CLI; its own ``checks`` (no packed row expanded) are collected.
+    Benchmark("compare", "perf.bench_compare", (), ("--quick",), timeout_s=3600.0, optional=True),
     # Issue 21 item 6: serve's list of a 10,000-session folder: the first answer after start-up, then complete.
     Benchmark("list", "perf.bench_list", ("--no-index",), ("--sessions", "300", "--no-index"), timeout_s=1800.0,
               optional=True),

@@ -40,8 +40,8 @@ import { initReplay } from "./replay.mjs";
 import { initRowTools, rowTools } from "./rowtools.mjs";
 import { bridge, hooks, state, view } from "./runtime.mjs";
 import { fetchPage } from "./sessions.mjs";
-import { currentFolderEntry, folderEntries, initSessionList, localUid, markCurrent, redrawList, refreshSessions,
-  servedEntry, setLocal, setSince } from "./sessionlist.mjs";
+import { currentFolderEntry, folderEntries, initSessionList, localEntry, localUid, markCurrent, redrawList,
+  refreshSessions, servedEntry, setLocal, setSince } from "./sessionlist.mjs";
 import { bootFailed, bootReady, fileProgress, setAlert, setBootStage } from "./status.mjs";
 import { initTheme } from "./theme.mjs";
 import { initTextSearch } from "./textsearch.mjs";
@@ -113,6 +113,7 @@ function fileSessions(result, name) {
  */
 async function openFileAndSeek(blob, options = {}) {
   beforeFileOpens();
+  compare.follow(); // a comparison shown gives way to the file opened (beforeFileOpens dropped its #compare)
   const again = blob !== null && blob === localFile && Boolean(options.key); // another session of the same file
   if (blob !== null && !options.local) localFile = blob;
   // A folder's file is marked before it loads: its rows link its parent and children within the folder.
@@ -204,9 +205,17 @@ initFiles({
   onFolder: (name, files) => void guarded(`Reading the folder ${name}`, () => openFolder(name, files)),
 });
 // Compare two runs (compare.mjs): a row's Compare button, then another row; or #compare=ID_A,ID_B.
+// A local row (a file of the open folder, a session of the local file) is read in the worker, by its path or blob.
 const compare = initCompare({ bridge, changed: redrawList, title: (id) => {
+  const local = localEntry(id)?.entry;
+  if (local) return `“${local.title || local.file}” (${local.file})`;
   const title = servedEntry(id)?.title;
   return title && title !== id ? `“${title}” (${id})` : id;
+}, local: (id) => {
+  const found = localEntry(id);
+  if (!found) return null;
+  const key = found.entry.local?.key ?? null;
+  return found.kind === "folder" ? { local: found.entry.local?.path ?? null, key } : { file: localFile, key };
 } });
 initSessionList({
   onPick: (id) => { location.hash = `session=${encodeURIComponent(id)}`; },

@@ -9,7 +9,7 @@
 // its file and status. Sorted by last activity (a toggle: groups by their newest entry), filtered by title, file,
 // id or project (a parent stays to show a matching child), reached with one Tab stop: arrow keys, Home and End move
 // within the list (a roving tabindex), ArrowRight / ArrowLeft open and close a parent's children. The sidebar
-// collapses. A served row has a Compare button (`c` on the focused row), which compare.mjs handles. Over 400 lines:
+// collapses. Every row has a Compare button (`c` on the focused row), which compare.mjs handles. Over 400 lines:
 // one concept, the list's rows and their keyboard, drawn in one place (grouping lives in sessiongroups.mjs).
 import { els } from "./dom.mjs";
 import { listSessions } from "./sessions.mjs";
@@ -85,8 +85,8 @@ export function fileLabels(entries) {
 /** @type {Map<SessionEntry, string>} the file labels of the list drawn last (``fileLabels``) */
 let labels = new Map();
 
-/** @param {Row} row @param {number} depth @param {boolean} served */
-function entryItem(row, depth, served) {
+/** @param {Row} row @param {number} depth */
+function entryItem(row, depth) {
   const s = row.entry;
   const fileLabel = labels.get(s) ?? s.file;
   const li = el("li", depth ? "session-entry session-child" : "session-entry");
@@ -110,18 +110,17 @@ function entryItem(row, depth, served) {
   if (s.warmup) button.append(el("span", "session-meta", "warm-up"));
   button.title = `${s.title || s.file}\n${s.cwd ? `${s.cwd}\n` : ""}${s.path}`;
   li.append(button);
-  if (served) { // compare.mjs: this row and another, side by side
-    const compare = el("button", "session-compare small-button", "Compare");
-    compare.setAttribute("type", "button");
-    compare.tabIndex = -1; // the list keeps one Tab stop (the row's own button)
-    compare.dataset.compare = row.uid;
-    const picked = list.comparing();
-    compare.setAttribute("aria-pressed", picked === row.uid ? "true" : "false");
-    compare.title = picked === row.uid ? "Cancel the comparison" : picked ? "Compare with this session"
-      : "Compare this session with another (then choose the other)";
-    compare.setAttribute("aria-label", `Compare ${name}`);
-    li.append(compare);
-  }
+  // compare.mjs: this row and another, side by side (served or local: a local one is read in the worker)
+  const compare = el("button", "session-compare small-button", "Compare");
+  compare.setAttribute("type", "button");
+  compare.tabIndex = -1; // the list keeps one Tab stop (the row's own button)
+  compare.dataset.compare = row.uid;
+  const picked = list.comparing();
+  compare.setAttribute("aria-pressed", picked === row.uid ? "true" : "false");
+  compare.title = picked === row.uid ? "Cancel the comparison" : picked ? "Compare with this session"
+    : "Compare this session with another (then choose the other)";
+  compare.setAttribute("aria-label", `Compare ${name}`);
+  li.append(compare);
   if (row.children.length) {
     const open = list.expanded.has(row.uid);
     const toggle = el("button", "session-expand small-button",
@@ -134,7 +133,7 @@ function entryItem(row, depth, served) {
     li.append(toggle);
     if (open) {
       const ul = el("ul", "session-children");
-      ul.append(...row.children.map((child) => entryItem(child, depth + 1, served)));
+      ul.append(...row.children.map((child) => entryItem(child, depth + 1)));
       li.append(ul);
     }
   }
@@ -174,7 +173,7 @@ function draw() {
       const head = el("h3", "group-head", group.label);
       head.title = group.key || group.label;
       const ul = el("ul", "group-entries");
-      ul.append(...group.rows.map((row) => entryItem(row, 0, source.kind === "served")));
+      ul.append(...group.rows.map((row) => entryItem(row, 0)));
       li.append(head, ul);
       items.push(li);
       shown += group.rows.length;
@@ -286,6 +285,18 @@ export function servedEntry(id) {
   return list.sessions?.find((s) => s.id === id) ?? null;
 }
 
+/**
+ * The local entry of a list id (`folder:…` of the open folder, `file:…` of the local file's sessions), if the list
+ * holds it. @param {string} uid @returns {{entry: SessionEntry, kind: "folder" | "file"} | null}
+ */
+export function localEntry(uid) {
+  for (const [kind, source] of /** @type {const} */ ([["folder", list.folder], ["file", list.file]])) {
+    const entry = source?.entries.find((s) => localUid(kind, s) === uid);
+    if (entry) return { entry, kind };
+  }
+  return null;
+}
+
 /** Marks the open session in the list (a served id, or a local entry's list id). @param {string | null} id */
 export function markCurrent(id) {
   list.current = id;
@@ -371,8 +382,8 @@ function setCollapsed(collapsed) {
 }
 
 /**
- * `onCompare(id, button)`: a served row's Compare button was clicked (`button`), or, while `comparing()` names the
- * session picked first, a served row itself (compare.mjs).
+ * `onCompare(id, button)`: a row's Compare button was clicked (`button`), or, while `comparing()` names the
+ * session picked first, a row itself, served or local (compare.mjs).
  * @param {{onPick: (id: string) => void, onPickLocal: (entry: SessionEntry, source: "folder" | "file") => void,
  *   onCompare?: (id: string, button: boolean) => void, comparing?: () => string | null}} options
  */
@@ -397,12 +408,12 @@ export function initSessionList({ onPick, onPickLocal, onCompare, comparing }) {
     const button = target.closest?.("button[data-id]");
     if (!(button instanceof HTMLButtonElement) || !button.dataset.id) return;
     const found = list.byUid.get(button.dataset.id);
-    if (found && found.source.kind !== "served") {
-      markCurrent(button.dataset.id);
-      list.onPickLocal(found.entry, found.source.kind);
-    } else if (list.comparing() !== null) {
+    if (list.comparing() !== null) {
       list.onCompare(button.dataset.id, false);
       draw();
+    } else if (found && found.source.kind !== "served") {
+      markCurrent(button.dataset.id);
+      list.onPickLocal(found.entry, found.source.kind);
     } else list.onPick(button.dataset.id);
   });
   els.sessionList.addEventListener("keydown", onListKey);

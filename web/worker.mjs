@@ -286,6 +286,24 @@ async function openLocal(id, { path, key = null, all = false, maxMessages = PAGE
   return openFile(id, { file, key, all, maxMessages, heapLimit, local: path });
 }
 
+/**
+ * Reads one side of a comparison from a local file (a file of the open folder: `local`, or `file`, the file the page
+ * opened) in slices into a load of its own (compare_view.py); the chat window is left as it was. Resolves to the
+ * JSON bytes of `{records, bytes, error, warning}`; the whole-history page stays in Python for compareOpen.
+ * @param {{side: "a" | "b", local?: string | null, file?: (Blob & {name?: string}) | null, key?: string | null}} args
+ */
+async function compareLocal({ side, local = null, file = null, key = null }) {
+  const blob = local ? folderFiles.get(local) : file;
+  if (!blob) throw new Error(`${local || "the file"} is not open in the page any more (open it again)`);
+  call("compare_file_begin", side, blob.name || local || "session", blob.size, key ?? undefined, local ?? undefined);
+  for (let offset = 0; offset < blob.size;) {
+    const slice = new Uint8Array(await blob.slice(offset, offset + SLICE_BYTES).arrayBuffer());
+    offset += slice.length;
+    if (!parsed(call("compare_file_feed", side, slice)).go) break; // its parse failed: the rest is not read
+  }
+  return call("compare_file_finish", side);
+}
+
 /** @type {Record<string, (id: number, args: any) => Promise<any>>} */
 const OPS = {
   ready: async () => ({ ...timings, started }),
@@ -322,8 +340,14 @@ const OPS = {
   export: async (_id, { format, scope, title, bytes }) =>
     call("export", String(format), String(scope), String(title || ""), bytes ? bytesOf(bytes) : undefined), // undefined reaches Python as None (null would be JsNull)
   // Compare two runs (assembler/browser/compare_view.py): both whole-session pages in, the comparison out.
-  compareOpen: async (_id, { a, b, idA, idB }) => call("compare_open", bytesOf(a), bytesOf(b), String(idA), String(idB)),
+  // A side given as null was read from a local file by compareLocal.
+  compareLocal: async (_id, args) => compareLocal(args),
+  compareOpen: async (_id, { a, b, idA, idB }) =>
+    call("compare_open", a ? bytesOf(a) : undefined, b ? bytesOf(b) : undefined, String(idA), String(idB)),
   compareTurns: async (_id, { indices }) => call("compare_turns", indices.map(Number)),
+  compareSection: async (_id, { side, key, block }) => call("compare_section", String(side), String(key), Number(block)),
+  compareMore: async (_id, { side, key, block, offset }) =>
+    call("compare_more", String(side), String(key), Number(block), Number(offset)),
   compareExport: async (_id, { format }) => call("compare_export", String(format)),
   compareClose: async () => { call("compare_close"); return null; },
   // The replay measurement (assembler/browser/replay.py), shared by the "Replay benchmark" panel and
@@ -358,9 +382,9 @@ self.onmessage = async (event) => {
     const kind = err instanceof Refusal ? err.kind : undefined;
     post({ id, ok: false, error: String(/** @type {any} */ (err)?.message || err), kind });
   } finally {
-    // A page load leaves Python's cycle collector paused (Viewer.defer_gc): resume it once the answer (or the
-    // error) is on its way.
-    if ((op === "loadPage" || op === "answer") && api) setTimeout(() => call("settle"), 0);
+    // A page load (or a comparison's two folds) leaves Python's cycle collector paused (Viewer.defer_gc): resume
+    // it once the answer (or the error) is on its way.
+    if ((op === "loadPage" || op === "answer" || op === "compareOpen") && api) setTimeout(() => call("settle"), 0);
   }
 };
 

@@ -21,9 +21,11 @@ import msgspec
 from ..commands.exporting import fold_page, session_title
 from ..compare import Comparison, compare
 from ..errors import AssemblerError
+from ..history import MessageIndex
 from ..records import EventRecord, decode_page
 from ..render.compare import (
     MATCH_LABELS,
+    aspect_labels,
     nodes_by_turn,
     render_comparison_html,
     render_comparison_markdown,
@@ -32,8 +34,11 @@ from ..render.compare import (
     turn_header_html,
     turn_title,
 )
+from ..render.nodes import render_block_slice, render_section
 from ..render.toolrows import tool_error
 from ..views import NodeDisplay, ViewNode
+from .gcpause import page_load
+from .local import FileLoad
 from .updates import as_bytes, elapsed_ms, encode_json, error_value
 
 __all__ = ["CompareMixin"]
@@ -46,6 +51,7 @@ class _Side(msgspec.Struct, frozen=True):
     displays: Mapping[str, NodeDisplay]
     groups: dict[tuple[str, str], list[ViewNode]]
     records: int
+    by_key: dict[str, ViewNode]
 
     @property
     def label(self) -> str:
@@ -63,23 +69,85 @@ def _side(ident: str, page: Any) -> _Side:
     session = decode_page(as_bytes(page))
     nodes, displays = fold_page(session.records, session.hasMore)
     title = session_title(r.event for r in session.records if isinstance(r, EventRecord)) or ""
-    return _Side(ident, title, nodes, displays, nodes_by_turn(nodes), len(session.records))
+    return _Side(ident, title, nodes, displays, nodes_by_turn(nodes), len(session.records), {n.key: n for n in nodes})
 
 
 class CompareMixin:
     """Entry points of ``Viewer`` for comparing two sessions."""
 
     _compared: _Compared | None = None
+    defer_gc: bool = False
+    _gc_owed: bool = False
 
+    # A local file's side (a file of the open folder, or the file opened last) is read here in slices, as a file
+    # the page opens is, into a load of its own (the chat window is left as it was); its whole-history page waits in
+    # ``_staged`` for ``compare_open``.
+    _side_loads: dict[str, FileLoad] | None = None
+    _staged: dict[str, bytes] | None = None
+
+    def compare_file_begin(self, side: str, name: str, size: int = 0, key: str | None = None,
+                           local: str | None = None) -> None:
+        """Starts reading side ``a``/``b`` from a local file (``key``: which session of a file holding several;
+        ``local``: its path in the open folder, whose context its reader gets)."""
+        context = None
+        if local is not None:
+            folder_context = getattr(self, "folder_context", None)
+            context = folder_context(str(local)) if folder_context is not None else None
+        loads = self._side_loads = self._side_loads or {}
+        loads[_side_name(side)] = FileLoad(str(name), int(size), None if key is None else str(key), context)
+        if self._staged is not None:
+            self._staged.pop(_side_name(side), None)
+
+    def compare_file_feed(self, side: str, data: Any) -> bytes:
+        """The next slice of side ``side``'s file: ``{go}`` (false once its parse has failed: read no more)."""
+        load = (self._side_loads or {}).get(_side_name(side))
+        if load is None:
+            return encode_json({"go": False})
+        load.feed(as_bytes(data))
+        return encode_json({"go": load.progress().get("error") is None})
+
+    def compare_file_finish(self, side: str) -> bytes:
+        """Ends side ``side``'s read: ``{records, bytes, error}`` (``error``: why nothing can be compared, e.g. a file
+        of no known format; a fault after some records is ``warning`` and what was read is kept). The whole-history
+        page is kept for ``compare_open`` (given ``None`` for that side)."""
+        name = _side_name(side)
+        load = (self._side_loads or {}).pop(name, None)
+        if load is None:
+            return encode_json({"records": 0, "bytes": 0, "error": "no file is being read for this side"})
+        result = load.finish()
+        outcome = load.outcome(result)
+        error = outcome.get("error")
+        text = None
+        if error is not None:  # FILE:LINE: message, as the CLI says it
+            line = error.get("line")
+            text = f"{load.name}{f':{line}' if line else ''}: {error.get('message') or error}"
+        if not result.records:
+            return encode_json({"records": 0, "bytes": load.bytes_read,
+                                "error": text or "the file holds no session events"})
+        try:
+            page = msgspec.json.encode(MessageIndex(result.records).session_page(None, None, None))
+        except AssemblerError as exc:
+            return encode_json({"records": 0, "bytes": load.bytes_read, "error": str(exc)})
+        staged = self._staged = self._staged or {}
+        staged[name] = page
+        return encode_json({"records": len(result.records), "bytes": len(page), "error": None, "warning": text})
+
+    @page_load
     def compare_open(self, page_a: Any, page_b: Any, id_a: str, id_b: str) -> bytes:
-        """Folds and compares two ``SessionPage`` bytes (A the reference): ``{title, labels: {a, b}, summary: HTML,
-        counts, differences, turns: [{index, match, matchLabel, title, differences}], records: {a, b}, ms}``, or
-        ``{error: {side: "a"|"b", id, text, ...}}``. The turns' headers and rows come from ``compare_turns``."""
+        """Folds and compares two ``SessionPage`` bytes (A the reference; ``None``: the page a local file's read
+        left for that side, ``compare_file_finish``): ``{title, labels: {a, b}, summary: HTML, counts, differences,
+        turns: [{index, match, matchLabel, title, differences}], records: {a, b}, ms}``, or ``{error: {side: "a"|"b",
+        id, text, ...}}``. The turns' headers and rows come from ``compare_turns``."""
         t0 = time.perf_counter()
         self._compared = None
+        staged, self._staged = self._staged or {}, None
         sides: list[_Side] = []
         for name, ident, page in (("a", str(id_a), page_a), ("b", str(id_b), page_b)):
+            if page is None:
+                page = staged.get(name)
             try:
+                if page is None:
+                    raise ValueError("its local file was not read")
                 sides.append(_side(ident, page))
             except (AssemblerError, ValueError, TypeError) as exc:
                 return encode_json({"error": {**error_value(exc, "compare"), "side": name, "id": ident}})
@@ -95,7 +163,8 @@ class CompareMixin:
                   "differences": t.differences} for t in comparison.turns]
         return encode_json({"title": title, "labels": {"a": a.label, "b": b.label}, "summary": summary,
                             "counts": msgspec.to_builtins(comparison.session.turns),
-                            "differences": comparison.session.differences, "turns": turns,
+                            "differences": comparison.session.differences,
+                            "differenceLabels": aspect_labels(comparison.session.differences), "turns": turns,
                             "records": {"a": a.records, "b": b.records},
                             "ms": {"fold": folded, "total": elapsed_ms(t0)}})
 
@@ -112,8 +181,25 @@ class CompareMixin:
                 t = c.comparison.turns[index]
                 out[str(index)] = {"header": turn_header_html(t),
                                    "columns": turn_columns_html(t, c.a.groups, c.b.groups, c.a.displays,
-                                                                c.b.displays)}
+                                                                c.b.displays, lazy=True)}
         return encode_json({"turns": out})
+
+    def compare_section(self, side: str, key: str, block: int) -> bytes:
+        """``{html}``: the body of a collapsed row of side ``a`` or ``b`` when it is opened (as ``render_section``;
+        empty for an unknown row)."""
+        node = self._node(side, key)
+        return encode_json({"html": "" if node is None else render_section(node, int(block))})
+
+    def compare_more(self, side: str, key: str, block: int, offset: int) -> bytes:
+        """``{html}``: the next slice of a long text of a row of side ``a`` or ``b`` (after its "Show more")."""
+        node = self._node(side, key)
+        return encode_json({"html": "" if node is None else render_block_slice(node, int(block), int(offset))})
+
+    def _node(self, side: str, key: str) -> ViewNode | None:
+        c = self._compared
+        if c is None:
+            return None
+        return (c.b if side == "b" else c.a).by_key.get(str(key))
 
     def compare_export(self, fmt: str = "html") -> bytes:
         """``{text, name, ms}``: the open comparison as the CLI's ``compare`` writes it (``html`` or ``md``)."""
@@ -134,6 +220,10 @@ class CompareMixin:
     def compare_close(self) -> None:
         """Forgets the open comparison (both sides' nodes)."""
         self._compared = None
+
+
+def _side_name(side: str) -> str:
+    return "b" if str(side) == "b" else "a"
 
 
 def _stem(name: str) -> str:

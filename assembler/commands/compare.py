@@ -15,6 +15,7 @@ first). The JSON is ``{"a": SOURCE, "b": SOURCE, "session": ..., "turns": [...]}
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 from typing import Any
 
@@ -90,16 +91,28 @@ def _label(side: _Side) -> str:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .. import compare as comparing
-    from ..render.compare import render_comparison_html, render_comparison_markdown
-    from ..render.toolrows import tool_error
-
     fmt = compare_format(args.output, args.format)
     if fmt is None:
         return fail(f"{args.output}: cannot tell the format from the extension (use .json, .md or .html, or "
                     "--format json|md|html)", 2)
     inputs = [args.file_a, args.file_b]
     preflight(args.output, inputs=inputs)
+    # Both folds' objects live until the comparison is written: the cycle collector would only walk them again and
+    # again as they grow, so it is paused meanwhile, as the page's loads pause it (browser.gcpause).
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _compare(args, fmt, inputs)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _compare(args: argparse.Namespace, fmt: str, inputs: list[str]) -> int:
+    from .. import compare as comparing
+    from ..render.compare import render_comparison_html, render_comparison_markdown
+    from ..render.toolrows import tool_error
+
     sides = []
     for path, key in ((args.file_a, args.session_a), (args.file_b, args.session_b)):
         faults: list[Any] = []

@@ -21,13 +21,26 @@ from ..views import NodeDisplay, ViewNode
 from .document import render_article, static_page
 from .markdown import escape
 from .markdown_export import fenced, md_text
+from .slices import SLICE_CHARS
 from .texts import duration_text, plural
 
-__all__ = ["render_comparison_html", "render_comparison_markdown", "MATCH_LABELS", "COMPARE_CSS",
+__all__ = ["render_comparison_html", "render_comparison_markdown", "MATCH_LABELS", "COMPARE_CSS", "ASPECT_LABELS",
+           "aspect_labels",
            "session_summary_html", "turn_header_html", "turn_columns_html", "nodes_by_turn", "turn_title"]
 
 MATCH_LABELS = {"same-prompt": "same prompt", "position": "paired by position (the prompts differ)",
                 "only-a": "only in A", "only-b": "only in B"}
+
+# The comparison's aspects (``compare.DIFFERENCE_ASPECTS``) as a reader names them.
+ASPECT_LABELS = {"turns": "turns", "prompt": "prompts", "steps": "steps", "toolCalls": "tool calls",
+                 "toolSequence": "call order", "arguments": "arguments", "toolErrors": "tool errors",
+                 "retries": "retries", "tokens": "tokens", "duration": "duration", "finalText": "final text"}
+
+
+def aspect_labels(aspects: Iterable[str]) -> list[str]:
+    """The aspects that differ, in words (``toolSequence``: "call order")."""
+    return [ASPECT_LABELS.get(a, a) for a in aspects]
+
 
 Displays = Mapping[str, NodeDisplay]
 Row = tuple[str, str, str]
@@ -100,9 +113,10 @@ def _prompt(t: TurnComparison) -> list[tuple[str, str]]:
 def _counts(comparison: Comparison) -> str:
     s = comparison.session
     c = s.turns
-    aspects = f" ({', '.join(s.differences)})" if s.differences else ""
+    aspects = f" ({', '.join(aspect_labels(s.differences))})" if s.differences else ""
     return (f"{plural(c.samePrompt, 'turn')} with the same prompt, {c.position} paired by position, {c.onlyA} only "
-            f"in A, {c.onlyB} only in B; {plural(c.differing, 'turn')} differ{aspects}.")
+            f"in A, {c.onlyB} only in B; {plural(c.differing, 'turn')} "
+            f"{'differs' if c.differing == 1 else 'differ'}{aspects}.")
 
 
 # ---- HTML
@@ -115,13 +129,27 @@ def _table_html(rows: Iterable[Row], head: tuple[str, str, str]) -> str:
     return f'<table class="compare-summary"><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>'
 
 
+def _spaced(runs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """``(gap, op, text)``: ``gap`` is a space before an insertion that directly follows a deletion when neither
+    has whitespace at their join (``one`` → ``two`` reads "~~one~~ **two**", never "onetwo"). The space is the
+    rendering's, not a text's: the runs themselves stay the two texts exactly."""
+    out: list[tuple[str, str, str]] = []
+    prev_op, prev_text = "", ""
+    for op, text in runs:
+        joined = prev_op == "delete" and op == "insert" and prev_text[-1:].strip() and text[:1].strip()
+        out.append((" " if joined else "", op, text))
+        prev_op, prev_text = op, text
+    return out
+
+
 def _diff_html(runs: Sequence[tuple[str, str]] | None) -> str:
     if runs is None:
         return ""
     if all(op == "equal" for op, _ in runs):
         return '<p class="compare-same">The final texts are the same.</p>'
     tags = {"delete": "del", "insert": "ins"}
-    body = "".join(f"<{tags[op]}>{escape(text)}</{tags[op]}>" if op in tags else escape(text) for op, text in runs)
+    body = "".join(gap + (f"<{tags[op]}>{escape(text)}</{tags[op]}>" if op in tags else escape(text))
+                   for gap, op, text in _spaced(runs))
     return f'<div class="compare-diff" aria-label="final text: A to B">{body}</div>'
 
 
@@ -142,12 +170,17 @@ def _header_html(t: TurnComparison) -> str:
     return "".join(parts)
 
 
-def _column(label: str, nodes: Sequence[ViewNode] | None, displays: Displays) -> str:
+def _column(label: str, nodes: Sequence[ViewNode] | None, displays: Displays, lazy: bool) -> str:
+    side = f'<div class="compare-side" data-side="{escape(label.lower())}"><h3>{escape(label)}</h3>'
     if nodes is None:
-        return f'<div class="compare-side"><h3>{escape(label)}</h3><p class="compare-missing">No such turn.</p></div>'
-    body = "".join(render_article(n, display=displays.get(n.key), limit=None, lazy=False) for n in nodes
-                   if n.visibility != "hidden")
-    return f'<div class="compare-side"><h3>{escape(label)}</h3>{body}</div>'
+        return f'{side}<p class="compare-missing">No such turn.</p></div>'
+    if lazy:  # the page: as the chat view renders its rows (bounded slices, collapsed bodies asked for when opened)
+        body = "".join(render_article(n, display=displays.get(n.key), limit=SLICE_CHARS, lazy=True, keyed=True)
+                       for n in nodes if n.visibility != "hidden")
+    else:
+        body = "".join(render_article(n, display=displays.get(n.key), limit=None, lazy=False) for n in nodes
+                       if n.visibility != "hidden")
+    return f"{side}{body}</div>"
 
 
 def _by_turn(nodes: Iterable[ViewNode]) -> dict[tuple[str, str], list[ViewNode]]:
@@ -190,11 +223,13 @@ def nodes_by_turn(nodes: Iterable[ViewNode]) -> dict[tuple[str, str], list[ViewN
 
 def turn_columns_html(t: TurnComparison, groups_a: Mapping[tuple[str, str], list[ViewNode]],
                       groups_b: Mapping[tuple[str, str], list[ViewNode]], displays_a: Displays | None = None,
-                      displays_b: Displays | None = None) -> str:
-    """The two columns of one aligned turn: each side's rows of that turn as the chat export renders them."""
+                      displays_b: Displays | None = None, *, lazy: bool = False) -> str:
+    """The two columns of one aligned turn (``data-side="a"|"b"``): each side's rows of that turn as the chat
+    export renders them, or, ``lazy``, as the chat view does (each article keyed by its node; long texts one slice
+    and a "Show more", collapsed bodies empty until opened: ``render_section``)."""
     return ('<div class="compare-columns">'
-            f"{_column('A', _side_nodes(groups_a, t.a), displays_a or {})}"
-            f"{_column('B', _side_nodes(groups_b, t.b), displays_b or {})}</div>")
+            f"{_column('A', _side_nodes(groups_a, t.a), displays_a or {}, lazy)}"
+            f"{_column('B', _side_nodes(groups_b, t.b), displays_b or {}, lazy)}</div>")
 
 
 def render_comparison_html(comparison: Comparison, *, title: str, label_a: str, label_b: str,
@@ -249,7 +284,8 @@ def _diff_md(runs: Sequence[tuple[str, str]] | None) -> str:
     if all(op == "equal" for op, _ in runs):
         return "The final texts are the same."
     marks = {"delete": "~~", "insert": "**"}
-    return "".join(_marked(text, marks[op]) if op in marks else _md_escape(text) for op, text in runs)
+    return "".join(gap + (_marked(text, marks[op]) if op in marks else _md_escape(text))
+                   for gap, op, text in _spaced(runs))
 
 
 def _quote(text: str) -> str:

@@ -23,13 +23,16 @@ __all__ = [
 
 
 def render_article(node: ViewNode, *, display: NodeDisplay | None = None, limit: int | None = None,
-                   lazy: bool = False) -> str:
-    """One node as a complete ``<article>`` (the static export's form; the page builds its own wrapper)."""
+                   lazy: bool = False, keyed: bool = False) -> str:
+    """One node as a complete ``<article>`` (the static export's form; the page builds its own wrapper). ``keyed``:
+    the article names its node (``data-key``) and leaves out its ``id`` anchor, for a page that asks for its lazy
+    parts (the compare view, where both sides may hold the same seq)."""
     seq = node.anchorSeq
     kind = escape(node.kind)
-    anchor = f' id="seq-{escape(seq)}"' if seq is not None else ""
+    anchor = f' id="seq-{escape(seq)}"' if seq is not None and not keyed else ""
+    key = f' data-key="{escape(node.key)}"' if keyed else ""
     hidden = " hidden" if node.visibility == "hidden" else ""
-    return (f'<article class="node kind-{kind}" data-kind="{kind}" data-seq="{escape(seq)}"{anchor}{hidden}>'
+    return (f'<article class="node kind-{kind}" data-kind="{kind}"{key} data-seq="{escape(seq)}"{anchor}{hidden}>'
             f'{render_node(node, display=display, limit=limit, lazy=lazy)}</article>\n')
 
 

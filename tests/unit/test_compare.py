@@ -180,6 +180,30 @@ def test_word_diff_runs_rebuild_both_texts() -> None:
     assert word_diff("", "") == []
 
 
+def test_every_aspect_has_words() -> None:
+    from assembler.compare import DIFFERENCE_ASPECTS
+    from assembler.render.compare import ASPECT_LABELS, aspect_labels
+
+    assert set(ASPECT_LABELS) == set(DIFFERENCE_ASPECTS)
+    assert aspect_labels(["toolSequence", "finalText"]) == ["call order", "final text"]
+
+
+def test_a_deletion_and_the_insertion_after_it_are_rendered_apart() -> None:
+    from assembler.render.compare import _diff_html, _diff_md
+
+    runs = word_diff("the cat sat", "the dog sat")
+    assert runs == [("equal", "the "), ("delete", "cat"), ("insert", "dog"), ("equal", " sat")]
+    assert _diff_html(runs).endswith(">the <del>cat</del> <ins>dog</ins> sat</div>")
+    assert _diff_md(runs) == "the ~~cat~~ **dog** sat"
+    # Joined changes (whitespace folded in) and a change at the very start are spaced the same way.
+    assert _diff_md(word_diff("a b", "x y")) == "~~a b~~ **x y**"
+    # No space where one side already has whitespace at the join, nor between an insertion and a deletion.
+    assert _diff_md([("delete", "one "), ("insert", "two")]) == "~~one~~ **two**"
+    assert _diff_md([("delete", "one"), ("insert", "\ntwo")]) == "~~one~~\n**two**"
+    assert _diff_md([("insert", "new"), ("equal", " "), ("delete", "old")]) == "**new** ~~old~~"
+    assert "<ins>x</ins><del>y</del>" in _diff_html([("insert", "x"), ("delete", "y")])
+
+
 # ---- the command
 
 
@@ -331,7 +355,7 @@ def test_renderings_escape_what_the_logs_say() -> None:
     page = render_comparison_html(c, title="<t>", label_a="<a>", label_b="<b2>", nodes_a=a, nodes_b=b)
     for raw in ("<img", "<b>bold", "<tool>", "<i>", "<t>", "<a>", "<b2>"):
         assert raw not in page, raw
-    assert "&lt;img src=x onerror=alert(1)&gt; " in page and "<del>one</del><ins>two</ins>" in page
+    assert "&lt;img src=x onerror=alert(1)&gt; " in page and "<del>one</del> <ins>two</ins>" in page
     md = render_comparison_markdown(c, title="<t>", label_a="<a>", label_b="<b2>")
     assert re.search(r"(?<!\\)<(img|b>|t>|a>)", md) is None  # escaped as \< or &lt; everywhere
-    assert "~~one~~**two**" in md and r"\*stars\*" in md
+    assert "~~one~~ **two**" in md and r"\*stars\*" in md

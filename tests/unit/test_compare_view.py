@@ -81,3 +81,65 @@ def test_a_side_that_cannot_be_read_is_named() -> None:
     assert out["error"]["side"] == "b" and out["error"]["id"] == "broken"
     assert "session page" in out["error"]["text"]
     assert "error" in value(v.compare_turns([0]))  # nothing half-open is kept
+
+
+def test_the_page_columns_are_lazy_and_their_parts_come_on_request() -> None:
+    import re
+
+    from assembler.render.slices import SLICE_CHARS
+
+    long = " ".join(f"word{i}" for i in range(SLICE_CHARS // 3))  # past one slice
+    s = Session("long")
+    s.user("start")
+    s.assistant([("text", long)], calls=[("call-1", "read", '{"path": "notes.txt"}')])
+    s.tool_result("call-1", "contents of notes.txt")
+    s.end_step()
+    s.end_turn()
+    v = Viewer()
+    out = value(v.compare_open(page(s.to_bytes()), page(run("b", ["start"])), "long", "b"))
+    columns = value(v.compare_turns([0]))["turns"]["0"]["columns"]
+    assert '<div class="compare-side" data-side="a">' in columns and 'data-side="b"' in columns
+    # Rows as the chat view renders them: keyed articles (no id: both sides may hold the same seq), the tool's body
+    # left to be asked for, the long text one slice and a "Show more".
+    assert 'id="seq-' not in columns and "contents of notes.txt" not in columns
+    keys = re.findall(r'<article [^>]*data-key="([^"]+)"', columns)
+    assert len(keys) >= 4
+    assert long not in columns and 'class="show-more"' in columns
+    more = re.search(r'class="show-more" data-key="([^"]+)" data-block="(\d+)" data-offset="(\d+)"', columns)
+    assert more is not None
+    rest = value(v.compare_more("a", more[1], int(more[2]), int(more[3])))["html"]
+    assert "word" in rest and not rest.startswith("<p>word0 ")  # the next slice, not the first again
+    tool = re.search(r'<article class="node kind-tool" data-kind="tool" data-key="([^"]+)"', columns)
+    assert tool is not None
+    assert "contents of notes.txt" in value(v.compare_section("a", tool[1], 0))["html"]
+    # Side B's row of that key (if any) is B's: unknown keys and closed comparisons give nothing.
+    assert value(v.compare_section("b", "no-such-key", 0))["html"] == ""
+    v.compare_close()
+    assert value(v.compare_section("a", tool[1], 0))["html"] == ""
+    # The export stays whole: every text and body in full.
+    assert out["records"]["a"] > 0
+
+
+def test_local_files_are_read_per_side_and_compared_without_touching_the_window() -> None:
+    v = Viewer()
+    good = run("a", ["start", "look"])
+    lines = run("bad", ["start", "look"]).split(b"\n")
+    cut = next(i for i, line in enumerate(lines) if b"Reading for look" in line)
+    bad = b"\n".join([*lines[:cut], b"{broken", *lines[cut + 1:]])
+    for side, name, data in (("a", "a.jsonl", good), ("b", "bad.jsonl", bad)):
+        v.compare_file_begin(side, name, len(data))
+        half = len(data) // 2
+        v.compare_file_feed(side, data[:half])  # slices, as the worker feeds them
+        v.compare_file_feed(side, data[half:])
+    read_a, read_b = value(v.compare_file_finish("a")), value(v.compare_file_finish("b"))
+    assert read_a["error"] is None and read_a["warning"] is None and read_a["records"] > 0
+    assert read_b["error"] is None and read_b["warning"].startswith(f"bad.jsonl:{cut + 1}: invalid JSON")
+    out = value(v.compare_open(None, None, "folder:a.jsonl", "folder:bad.jsonl"))
+    assert [t["match"] for t in out["turns"]] == ["same-prompt", "same-prompt"]
+    assert len(v.chat) == 0  # the chat window was left as it was
+    # Nothing readable is an error; a side never read is named when compared.
+    v.compare_file_begin("a", "notes.txt", 5)
+    v.compare_file_feed("a", b"hello")
+    assert value(v.compare_file_finish("a"))["error"]
+    out = value(v.compare_open(None, page(good), "folder:notes.txt", "b"))
+    assert out["error"]["side"] == "a" and "not read" in out["error"]["text"]
