@@ -8,6 +8,8 @@ copied into temporary folders at test time."""
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -189,9 +191,10 @@ REAL_B_PROMPT = "Use the bash tool to run exactly: echo WEB_E2E_OK."  # the fixt
 
 
 @pytest.fixture(scope="module")
-def real_pair(viewer: Viewer) -> tuple[str, str, str]:
+def real_pair(viewer: Viewer) -> Iterator[tuple[str, str, str]]:
     """The ids of a served Claude Code session (the real 2.1.17 log with a Task call), one of our harness's real
-    logs and a session of ours with its header only, copied into the served folder at test time."""
+    logs and a session of ours with its header only, copied into the served folder at test time and removed after
+    this module (a later test that opens the same Claude project from a folder expects it listed once)."""
     from corpus import FIXTURES
 
     from tests.claude_projects import PARENT, REAL
@@ -203,7 +206,9 @@ def real_pair(viewer: Viewer) -> tuple[str, str, str]:
     (folder / f"{PARENT}.jsonl").write_bytes(claude.read_bytes())
     (folder / "fresh-round-trip.jsonl").write_bytes((FIXTURES / REAL_B).read_bytes())
     (folder / "empty.jsonl").write_bytes(b'{"type":"session","version":0,"id":"cmp-empty","createdAt":0}\n')
-    return f"cmp-real/{PARENT}", "cmp-real/fresh-round-trip", "cmp-real/empty"
+    yield f"cmp-real/{PARENT}", "cmp-real/fresh-round-trip", "cmp-real/empty"
+    shutil.rmtree(folder)
+    viewer.page.evaluate("document.getElementById('refresh-sessions').click()")
 
 
 def test_a_claude_code_run_beside_one_of_ours(compared: Page, real_pair: tuple[str, str, str]) -> None:
