@@ -286,6 +286,44 @@ async function openLocal(id, { path, key = null, all = false, maxMessages = PAGE
   return openFile(id, { file, key, all, maxMessages, heapLimit, local: path });
 }
 
+/** Index shards of a published site being fetched, by file name (each is fetched once; a name is a hash of its bytes). */
+/** @type {Map<string, Promise<Uint8Array>>} */
+const shardFetches = new Map();
+
+/** @param {string} name a shard's path in the site (catalog.json: index.shards[].file) */
+async function fetchShard(name) {
+  // Relative to this worker, which sits at the site's root: the site works under any sub-path.
+  const response = await fetch(new URL(`./${name}`, import.meta.url));
+  if (!response.ok) {
+    throw new Error(`the search index file ${name} could not be read (HTTP ${response.status}); the site may have `
+      + "been published again since this page was loaded: reload the page");
+  }
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+/**
+ * A published site's text search (assembler/browser/sitesearch.py): fetches the shards the catalog names that are
+ * not open yet, opens them in Python's sqlite3, and answers {status, body} as GET /api/search would.
+ * @param {{query: string, limit: number, shards: {file: string}[]}} args
+ */
+async function siteSearch({ query, limit, shards }) {
+  const names = shards.map((shard) => String(shard.file));
+  for (const name of parsed(call("site_index_missing", names))) {
+    let bytes = shardFetches.get(name);
+    if (!bytes) {
+      bytes = fetchShard(name);
+      shardFetches.set(name, bytes);
+    }
+    try {
+      const opened = parsed(call("site_index_open", name, await bytes));
+      if (!opened.ok) throw new Error(opened.error);
+    } finally {
+      shardFetches.delete(name);
+    }
+  }
+  return call("site_search", String(query), Number(limit), names);
+}
+
 /** @type {Record<string, (id: number, args: any) => Promise<any>>} */
 const OPS = {
   ready: async () => ({ ...timings, started }),
@@ -312,6 +350,7 @@ const OPS = {
   todos: async () => call("todo_list"),
   context: async () => call("context_view"),
   contextMessage: async (_id, { seq }) => call("context_message", seq),
+  siteSearch: async (_id, args) => siteSearch(args),
   search: async (_id, { query, includeHidden = false }) => call("search", String(query), Boolean(includeHidden)),
   records: async (_id, { key }) => call("records", String(key)),
   recordMembers: async (_id, { key, index }) => call("record_members", String(key), index),

@@ -46,6 +46,7 @@ from .local import FileLoad
 from .replay import ReplayMixin, page_tail
 from .rowtext import plain_text
 from .search import SearchIndex
+from .sitesearch import SiteSearchMixin
 from .updates import (
     as_bytes,
     elapsed_ms,
@@ -65,7 +66,7 @@ __all__ = [
 ]
 
 
-class Viewer(ViewsMixin, ReplayMixin, FolderMixin, CompareMixin):
+class Viewer(ViewsMixin, ReplayMixin, FolderMixin, CompareMixin, SiteSearchMixin):
     """One viewer window: a journal, an assembler over its window, the current chat nodes and an optional local
     source that answers "Load older". Every public method returns JSON bytes for the page.
 

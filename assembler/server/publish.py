@@ -331,7 +331,7 @@ async def publish(paths: list[str], out: Path, *, static_dir: Path, max_line_byt
     viewer, report.viewer_written = _copy_viewer(static_dir, out, old_viewer)
     index = None if index_shard_bytes is None else SiteIndexWriter(
         out, old.get("index") if same_scheme else None, index_shard_bytes, sessions, pending)
-    titles = {entry["id"]: entry.get("title") for entry in catalog}
+    titles = {entry["id"]: entry.get("title") or Path(entry["path"]).name for entry in catalog}  # as the server's
     all_path = {sid: site_path("page", sid, max_messages=ALL_MESSAGES) for sid in pending}
     for sid, to_write in pending.items():
         if to_write is None:  # not held: made (and scanned) again

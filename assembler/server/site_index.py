@@ -6,7 +6,7 @@ Rules:
 
 * What is indexed is what is published: a session's rows are folded from the whole-session page ``publish`` writes
   (``all.json``, after the secret scan, so a redacted secret is redacted in the index too), its title is the page's
-  own (``session_title``) else its list title. In a shard ``sessions.path`` is the session's listed id (key ``""``),
+  own (``session_title``) else its list title, else its file's name (as the server's index). In a shard ``sessions.path`` is the session's listed id (key ``""``),
   and ``files`` holds the same id with size and mtime 0 (a shard is rebuilt by ``publish``, never by an indexer).
 * Shards: sessions are packed in order into a shard until its file reaches ``shard_bytes`` while being built (one
   session is never split, so a shard passes the size by at most one session's rows); then it is merged and vacuumed
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..commands.exporting import session_title
-from ..records import decode_page
+from ..records import EventRecord, decode_page
 from .search_index import SCHEMA_VERSION, SearchStore
 from .search_text import IndexedRow, IndexedSession, page_rows
 from .site_files import write_file
@@ -52,7 +52,8 @@ def published_session(page: bytes, list_title: str | None) -> IndexedSession:
         AssemblerError: the page does not decode or fold.
     """
     records = decode_page(page).records
-    return IndexedSession("", session_title(records) or list_title, page_rows(records), None)
+    title = session_title(r.event for r in records if isinstance(r, EventRecord))
+    return IndexedSession("", title or list_title, page_rows(records), None)
 
 
 def _old_rows(con: sqlite3.Connection, sid: str) -> IndexedSession | None:
