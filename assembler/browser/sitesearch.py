@@ -15,9 +15,10 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from ..server.search_index import SearchUnavailable
-from ..server.site_search import answer, open_shard, shard_sessions
 from .updates import as_bytes, encode_json
+
+# The server's search modules are imported on first use: they import this package's row texts (browser.search), so
+# importing them here, while the package loads, would be a cycle.
 
 __all__ = ["SiteSearchMixin"]
 
@@ -43,6 +44,9 @@ class SiteSearchMixin:
     def site_index_open(self, name: str, data: Any) -> bytes:
         """Open shard ``name`` from its bytes: ``{ok: true, sessions}`` or ``{ok: false, error}`` (not a shard, or
         this SQLite lacks FTS5)."""
+        from ..server.search_index import SearchUnavailable
+        from ..server.site_search import open_shard, shard_sessions
+
         try:
             con = open_shard(as_bytes(data))
         except SearchUnavailable as exc:
@@ -56,6 +60,8 @@ class SiteSearchMixin:
 
     def site_search(self, query: str, limit: int, names: Sequence[str]) -> bytes:
         """``{status, body}``: the answer of ``GET /api/search?q=query&limit=limit`` from the shards ``names``."""
+        from ..server.site_search import answer
+
         shards = self._open_shards()
         missing = [str(n) for n in names if str(n) not in shards]
         if missing:
