@@ -97,7 +97,9 @@ function seqInHash() {
 /** Applies the hash: opens its session, then scrolls to its seq. */
 export async function followHash() {
   hooks.followHash();
-  if (seqInHash() === null) linkHeld = false;
+  // A link's seq is held from the start: the opening session's own first scroll (to its end) must not replace it
+  // before the rows it names are loaded (a published session opens in one step, fast enough to race it).
+  linkHeld = seqInHash() !== null;
   const session = hashParams().get("session");
   if (session && session !== state.sessionId) {
     openSession(session, {
