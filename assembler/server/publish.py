@@ -48,9 +48,9 @@ from ..records import decode_page, encode, record_range
 from .app import list_entries, page_answer
 from .catalog import FileMeta
 from .registry import SessionRegistry
+from .search_index import SearchUnavailable, check_fts5
 from .secrets_scan import Found, Scanner, rules_id
 from .site_files import fingerprint, remove_file, write_file
-from .search_index import SearchUnavailable, check_fts5
 from .site_index import DEFAULT_SHARD_BYTES, SiteIndexWriter, catalog_entry, shard_files
 from .site_paths import ALL_MESSAGES, CATALOG, LAYOUT, MANIFEST, MARKER, PAGE_SIZE, SESSIONS, site_path
 

@@ -6,8 +6,9 @@ Rules:
 
 * What is indexed is what is published: a session's rows are folded from the whole-session page ``publish`` writes
   (``all.json``, after the secret scan, so a redacted secret is redacted in the index too), its title is the page's
-  own (``session_title``) else its list title, else its file's name (as the server's index). In a shard ``sessions.path`` is the session's listed id (key ``""``),
-  and ``files`` holds the same id with size and mtime 0 (a shard is rebuilt by ``publish``, never by an indexer).
+  own (``session_title``) else its list title, else its file's name (as the server's index). In a shard
+  ``sessions.path`` is the session's listed id (key ``""``), and ``files`` holds the same id with size and mtime 0
+  (a shard is rebuilt by ``publish``, never by an indexer).
 * Shards: sessions are packed in order into a shard until its file reaches ``shard_bytes`` while being built (one
   session is never split, so a shard passes the size by at most one session's rows); then it is merged and vacuumed
   (``SearchStore.compact``), named by the sha256 of its bytes and written whole (temporary file, rename, ``.gz``/

@@ -155,8 +155,9 @@ def test_shards_answer_the_same_hits_and_a_republish_rewrites_one(
     holder = next(s["file"] for s in manifest["shards"] if sid in s["sessions"])
     with open(target, "ab") as stream:
         stream.write(b'{"type":"turn/start","data":{"turn":99}}\n{"type":"user/message","data":{"id":"u-more",'
-                     b'"role":"user","source":{"kind":"user"},"content":[{"type":"text","text":"zyxwvutsrq once more"}]},'
-                     b'"surfaceOp":"append"}\n{"type":"turn/end","data":{"turn":99,"reason":{"kind":"completed"}}}\n')
+                     b'"role":"user","source":{"kind":"user"},'
+                     b'"content":[{"type":"text","text":"zyxwvutsrq once more"}]},"surfaceOp":"append"}\n'
+                     b'{"type":"turn/end","data":{"turn":99,"reason":{"kind":"completed"}}}\n')
     report = asyncio.run(publish([str(root)], out, static_dir=static, index_shard_bytes=64 << 10))
     assert report.rewritten == 1 and report.index_written >= 1 and not report.errors, report.errors
     again = json.loads((out / CATALOG).read_bytes())
