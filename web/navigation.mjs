@@ -83,6 +83,9 @@ async function scrollAndMark(seq) {
  * @param {string} session @param {number} seq @param {string} text */
 export function openAt(session, seq, text) {
   markNext = text;
+  // The hit's seq is held from the start: the session's own first scroll (to its end) must not replace it in the
+  // URL before the rows it names are loaded (a published session opens fast enough to race it).
+  linkHeld = true;
   const hash = `#${new URLSearchParams({ session, seq: String(seq) })}`;
   if (location.hash === hash) void followHash(); // the same link again: no hashchange
   else location.hash = hash;
@@ -97,9 +100,7 @@ function seqInHash() {
 /** Applies the hash: opens its session, then scrolls to its seq. */
 export async function followHash() {
   hooks.followHash();
-  // A link's seq is held from the start: the opening session's own first scroll (to its end) must not replace it
-  // before the rows it names are loaded (a published session opens in one step, fast enough to race it).
-  linkHeld = seqInHash() !== null;
+  if (seqInHash() === null) linkHeld = false;
   const session = hashParams().get("session");
   if (session && session !== state.sessionId) {
     openSession(session, {
