@@ -17,7 +17,9 @@ gone and leaves the others alone, so a grown file's old rows are never indexed t
 3 and 4 characters keep short ``word*`` queries fast (about a third more bytes). Results are best first (FTS5's
 bm25 ``rank``) when at most ``RANKED_MAX`` rows match; beyond that scoring every match costs more than an answer may
 (80 ms for a word in 10,000 rows), so they come newest-indexed first. FTS5 missing from
-the SQLite Python was built with is ``SearchUnavailable``, with what to do.
+the SQLite Python was built with is ``SearchUnavailable``, with what to do. A ``scratch`` store (a published site's
+shard, ``site_index``) is a file built whole and then renamed: its rollback journal is in memory, nothing is synced,
+and ``compact`` merges and vacuums it once it is full.
 """
 
 from __future__ import annotations
