@@ -23,7 +23,7 @@ from .search_query import QueryError, fts_query
 __all__ = ["COUNT_CAP", "answer", "open_shard", "shard_sessions"]
 
 COUNT_CAP = 10_000
-"""Matching rows counted at most (``search_api.COUNT_CAP``: the same answer)."""
+"""Matching rows counted at most (``GET /api/search`` uses this cap too: the same answer)."""
 
 
 def open_shard(data: bytes | bytearray | memoryview) -> sqlite3.Connection:
