@@ -83,6 +83,9 @@ async function scrollAndMark(seq) {
  * @param {string} session @param {number} seq @param {string} text */
 export function openAt(session, seq, text) {
   markNext = text;
+  // The hit's seq is held from the start: the session's own first scroll (to its end) must not replace it in the
+  // URL before the rows it names are loaded (a published session opens fast enough to race it).
+  linkHeld = true;
   const hash = `#${new URLSearchParams({ session, seq: String(seq) })}`;
   if (location.hash === hash) void followHash(); // the same link again: no hashchange
   else location.hash = hash;

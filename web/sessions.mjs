@@ -31,6 +31,20 @@ function urlOf(request) {
 let earlyAsk = earlyList;
 
 /**
+ * A published site's search index, as its catalog names it (assembler/server/site_index.py).
+ * @typedef {{shards: {file: string, bytes: number}[], sessions: number, rows: number}} SiteIndex
+ */
+
+/** @type {SiteIndex | null | undefined} */
+let siteIndex; // undefined: no catalog read yet; null: the catalog names no index
+
+/** The search index the last catalog read names (a published site), null when it names none, undefined before the
+ * first catalog was read. */
+export function publishedIndex() {
+  return siteIndex;
+}
+
+/**
  * The sessions the server offers: `{sessions}`, `{sessions: null}` when there is no server API (a static file
  * host), or `{sessions: null, offline: true}` when the server does not answer.
  * @returns {Promise<{sessions: SessionEntry[] | null, offline?: boolean, pending?: number}>}
@@ -46,6 +60,10 @@ export async function listSessions() {
   }
   if (!response.ok || !(response.headers.get("content-type") || "").includes("json")) return { sessions: null };
   const body = await response.json();
+  if (isPublished()) {
+    const index = body.index;
+    siteIndex = index && Array.isArray(index.shards) ? index : null;
+  }
   return { sessions: Array.isArray(body.sessions) ? body.sessions : null,
     pending: Number.isInteger(body.pending) ? body.pending : 0 };
 }

@@ -8,7 +8,14 @@
 // <mark> elements from the answer's offsets (never innerHTML); a query the server refuses (400) shows its reason;
 // no server API (a static host, serve --no-index: 404) hides the section. While the index is being built the
 // section says "indexing N of M sessions" and asks again until it is done.
+// A published site (site.mjs) has no server: its catalog names the index shards publish wrote
+// (assembler/server/site_index.py), and the worker fetches them once, opens them with Pyodide's sqlite3 and answers
+// with the same JSON (assembler/browser/sitesearch.py); the section says it is loading the index (its size) the
+// first time. A catalog that names no index hides the section, as the 404 does.
 import { els } from "./dom.mjs";
+import { bridge } from "./runtime.mjs";
+import { publishedIndex } from "./sessions.mjs";
+import { isPublished } from "./site.mjs";
 
 const DEBOUNCE_MS = 250;
 const MIN_CHARS = 2;
@@ -41,6 +48,50 @@ export function markedSnippet(text, marks) {
   return span;
 }
 
+/** @param {number} n */
+const megabytes = (n) => `${(n / 1e6).toLocaleString("en-US", { maximumFractionDigits: 1 })} MB`;
+
+/** The shards whose answer came back at least once (a later query needs no loading note). */
+let loadedShards = "";
+
+/**
+ * The answer to a query: {status, body} from GET /api/search, or on a published site from its index in the worker;
+ * null when nothing answers (the server is gone: the list says so). `onLoading` gets a note while a published
+ * site's index is fetched for the first time.
+ * @param {string} query
+ * @param {(note: string) => void} onLoading
+ * @returns {Promise<{status: number, body: any} | null>}
+ */
+async function ask(query, onLoading) {
+  if (isPublished()) {
+    const index = publishedIndex();
+    if (!index) return { status: 404, body: null };
+    const key = index.shards.map((shard) => shard.file).join("\n");
+    if (key !== loadedShards) {
+      const bytes = index.shards.reduce((sum, shard) => sum + (Number(shard.bytes) || 0), 0);
+      onLoading(`Loading the text index of ${index.sessions} sessions (${megabytes(bytes)})…`);
+    }
+    try {
+      const answer = await bridge.json("siteSearch", { query, limit: LIMIT, shards: index.shards });
+      loadedShards = key;
+      return answer;
+    } catch (err) {
+      return { status: 503, body: { detail: `Text search failed: ${/** @type {Error} */ (err).message}.` } };
+    }
+  }
+  let response;
+  try {
+    response = await fetch(`api/search?${new URLSearchParams({ q: query, limit: String(LIMIT) })}`,
+      { headers: { accept: "application/json" } });
+  } catch {
+    return null;
+  }
+  /** @type {any} */
+  let body = null;
+  try { body = await response.json(); } catch { /* not JSON */ }
+  return { status: response.status, body };
+}
+
 /** The words that matched in a hit (its first mark), for the in-page search. @param {Hit} hit */
 function matchedText(hit) {
   const [start, end] = hit.marks[0] || [0, 0];
@@ -67,27 +118,22 @@ export function initTextSearch({ open }) {
       box.replaceChildren();
       return;
     }
-    let response;
-    try {
-      response = await fetch(`api/search?${new URLSearchParams({ q: query, limit: String(LIMIT) })}`,
-        { headers: { accept: "application/json" } });
-    } catch {
-      return; // the server is gone: the list says so
-    }
-    if (mine !== ticket) return;
-    if (response.status === 404) {
-      available = false;
+    const head = el("h3", "group-head", "Text matches");
+    const answer = await ask(query, (note) => {
+      if (mine !== ticket) return;
+      box.replaceChildren(head, el("p", "session-meta hits-note hits-loading", note));
+      box.hidden = false;
+    });
+    if (mine !== ticket || answer === null) return; // null: the server is gone, the list says so
+    const { status, body } = answer;
+    if (status === 404) {
+      available = isPublished(); // a published site's next catalog may name an index
       box.hidden = true;
       return;
     }
-    /** @type {any} */
-    let body = null;
-    try { body = await response.json(); } catch { /* not JSON */ }
-    if (mine !== ticket) return;
-    const head = el("h3", "group-head", "Text matches");
     const items = [head];
-    if (!response.ok) {
-      items.push(el("p", "session-meta hits-note", body?.detail || `Search failed (HTTP ${response.status}).`));
+    if (status !== 200) {
+      items.push(el("p", "session-meta hits-note", body?.detail || `Search failed (HTTP ${status}).`));
     } else {
       const indexing = body.indexing || { done: 0, pending: 0 };
       if (indexing.pending > 0) {

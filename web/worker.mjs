@@ -14,6 +14,8 @@
 // refused openFile answers {id, ok: false, error, kind}: kind "cancelled" (a newer open superseded it) or
 // "too-big" (Python's memory passed FILE_HEAP_LIMIT). The test hook runPython exists only when this worker's URL
 // carries ?test=1 (the page passes its own flag on).
+// Over 400 lines: one concept, the worker's one table of operations (OPS) with the I/O a few of them need before
+// Python sees their bytes (a file's slices, a folder's files, a comparison side, a published site's index shards).
 import { AFTER_RESTORE, PACKAGES, SNAPSHOT_PATH, pyodideOptions } from "./boot.mjs";
 import { FILE_HEAP_LIMIT, PAGE_SIZE, PREVIEW_BYTES, PREVIEW_FILE_BYTES, SLICE_BYTES, TEST_MODE } from "./config.mjs";
 import { loadPyodide } from "./pyodide/pyodide.mjs";
@@ -304,6 +306,44 @@ async function compareLocal({ side, local = null, file = null, key = null }) {
   return call("compare_file_finish", side);
 }
 
+/** Index shards of a published site being fetched, by file name (each is fetched once; a name is a hash of its bytes). */
+/** @type {Map<string, Promise<Uint8Array>>} */
+const shardFetches = new Map();
+
+/** @param {string} name a shard's path in the site (catalog.json: index.shards[].file) */
+async function fetchShard(name) {
+  // Relative to this worker, which sits at the site's root: the site works under any sub-path.
+  const response = await fetch(new URL(`./${name}`, import.meta.url));
+  if (!response.ok) {
+    throw new Error(`the search index file ${name} could not be read (HTTP ${response.status}); the site may have `
+      + "been published again since this page was loaded: reload the page");
+  }
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+/**
+ * A published site's text search (assembler/browser/sitesearch.py): fetches the shards the catalog names that are
+ * not open yet, opens them in Python's sqlite3, and answers {status, body} as GET /api/search would.
+ * @param {{query: string, limit: number, shards: {file: string}[]}} args
+ */
+async function siteSearch({ query, limit, shards }) {
+  const names = shards.map((shard) => String(shard.file));
+  for (const name of parsed(call("site_index_missing", names))) {
+    let bytes = shardFetches.get(name);
+    if (!bytes) {
+      bytes = fetchShard(name);
+      shardFetches.set(name, bytes);
+    }
+    try {
+      const opened = parsed(call("site_index_open", name, await bytes));
+      if (!opened.ok) throw new Error(opened.error);
+    } finally {
+      shardFetches.delete(name);
+    }
+  }
+  return call("site_search", String(query), Number(limit), names);
+}
+
 /** @type {Record<string, (id: number, args: any) => Promise<any>>} */
 const OPS = {
   ready: async () => ({ ...timings, started }),
@@ -332,6 +372,7 @@ const OPS = {
   contextMessage: async (_id, { seq }) => call("context_message", seq),
   requestInspector: async (_id, { seq, step = false }) => call("request_inspector", Number(seq), Boolean(step)), // assembler/browser/inspector.py
   contextMeter: async () => call("context_meter"),
+  siteSearch: async (_id, args) => siteSearch(args),
   search: async (_id, { query, includeHidden = false }) => call("search", String(query), Boolean(includeHidden)),
   searchShown: async (_id, { query, includeHidden = false, hidden = [] }) =>
     call("search_shown", String(query), Boolean(includeHidden), hidden.map(String)), // filters.mjs

@@ -48,6 +48,7 @@ from .local import FileLoad
 from .replay import ReplayMixin, page_tail
 from .rowtext import plain_text
 from .search import SearchIndex
+from .sitesearch import SiteSearchMixin
 from .updates import (
     as_bytes,
     elapsed_ms,
@@ -67,7 +68,7 @@ __all__ = [
 ]
 
 
-class Viewer(ViewsMixin, InspectorMixin, ReplayMixin, FolderMixin, CompareMixin, FiltersMixin):
+class Viewer(ViewsMixin, InspectorMixin, ReplayMixin, FolderMixin, CompareMixin, FiltersMixin, SiteSearchMixin):
     """One viewer window: a journal, an assembler over its window, the current chat nodes and an optional local
     source that answers "Load older". Every public method returns JSON bytes for the page.
 

@@ -11,11 +11,15 @@ entry the site would hold) stop the publish: one ``FILE: error: session SID: seq
 secret), status 1, and nothing is written (an existing site stays as it was). ``--redact`` publishes them replaced
 by ``[REDACTED:KIND]`` in the site's copy only (each listed as a ``warning: ... redacted`` line; the logs are not
 touched).
+
+The site's search index (``server.site_index``) is split into files of about ``--index-shard-mb`` (16 by default);
+``--no-index`` writes none. A Python whose SQLite lacks FTS5 is an error (status 2) naming ``--no-index``.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,6 +36,9 @@ def register(sub: Any) -> None:
                    help="the viewer build to publish (default: the one serve serves)")
     p.add_argument("--redact", action="store_true",
                    help="publish the secrets found replaced by [REDACTED:KIND] (default: refuse, write nothing)")
+    p.add_argument("--index-shard-mb", type=float, default=16.0, metavar="MB",
+                   help="split the search index into files of about this size (default 16)")
+    p.add_argument("--no-index", action="store_true", help="write no search index (the page searches titles only)")
     p.set_defaults(func=cmd_publish)
 
 
@@ -59,6 +66,9 @@ def cmd_publish(args: argparse.Namespace) -> int:
         error(args.output, f"the site would be inside the published folder {inside} (its files would be read as "
                            "sessions next time); choose a folder outside it")
         return 2
+    if not (math.isfinite(args.index_shard_mb) and args.index_shard_mb * (1 << 20) >= 4096):
+        error("publish", f"--index-shard-mb must be at least 0.004 (4 KiB), got {args.index_shard_mb}")
+        return 2
     static = Path(args.static) if args.static is not None else find_site()  # the viewer ``serve`` would serve
     if static is None:
         error("publish", "no built viewer was found (neither a checkout's build/site nor the installed package's); "
@@ -66,7 +76,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
         return 2
     try:
         report = asyncio.run(publish(list(args.paths), out, static_dir=static, max_line_bytes=max_line_bytes(),
-                                     redacting=args.redact))
+                                     redacting=args.redact,
+                                     index_shard_bytes=None if args.no_index else int(args.index_shard_mb * (1 << 20))))
     except PublishError as exc:
         sys.stderr.write(f"transcript-assembler: publish: {exc}\n")
         return 2
@@ -80,6 +91,9 @@ def cmd_publish(args: argparse.Namespace) -> int:
     print(f"published {report.sessions} session(s) to {args.output}: {report.rewritten} written, "
           f"{report.unchanged} unchanged, {report.files_removed} old file(s) removed; viewer: "
           f"{report.viewer_written} file(s) written"
+          + (f"; search index: {len(report.index['shards'])} shard(s), "
+             f"{sum(s['bytes'] for s in report.index['shards']):,} bytes, {report.index_written} written"
+             if report.index is not None else "; no search index")
           + (f"; {report.secrets} secret(s) redacted in {report.secret_sessions} session(s)" if report.secrets else ""),
           flush=True)
     return 1 if report.errors else 0

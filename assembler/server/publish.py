@@ -26,6 +26,9 @@ Rules:
 * A session whose parse stopped at a fault is published with its valid part (as ``serve`` shows it) and reported as
   ``FILE:LINE: error: message``; a session that cannot be published at all is reported and left out of the catalog.
   Either makes the command's exit status 1.
+* The search index (``site_index``): the server's FTS5 index of what is published, as static shards the page's
+  worker queries; a republish rebuilds only the shards holding a changed or removed session. Shards are written
+  after the session files and before the manifest and the catalog, which names them.
 """
 
 from __future__ import annotations
@@ -45,8 +48,10 @@ from ..records import decode_page, encode, record_range
 from .app import list_entries, page_answer
 from .catalog import FileMeta
 from .registry import SessionRegistry
+from .search_index import SearchUnavailable, check_fts5
 from .secrets_scan import Found, Scanner, rules_id
 from .site_files import fingerprint, remove_file, write_file
+from .site_index import DEFAULT_SHARD_BYTES, SiteIndexWriter, catalog_entry, shard_files
 from .site_paths import ALL_MESSAGES, CATALOG, LAYOUT, MANIFEST, MARKER, PAGE_SIZE, SESSIONS, site_path
 
 __all__ = ["PublishError", "Report", "publish"]
@@ -81,6 +86,10 @@ class Report:
     secret_sessions: int = 0
     refused: bool = False
     """Secrets were found and not redacted: nothing was written."""
+    index: dict[str, Any] | None = None
+    """The manifest's ``index`` entry (``site_index``), None without one."""
+    index_written: int = 0
+    """Index shards written by this publish (the others were kept)."""
 
 
 def _marked(index: bytes) -> bytes:
@@ -241,9 +250,11 @@ def finding_lines(name: str, sid: str, found: list[Found], redacted: bool) -> li
 
 
 async def publish(paths: list[str], out: Path, *, static_dir: Path, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-                  cache_bytes: int = 64 << 20, redacting: bool = False, hold_bytes: int = HOLD_BYTES) -> Report:
+                  cache_bytes: int = 64 << 20, redacting: bool = False, hold_bytes: int = HOLD_BYTES,
+                  index_shard_bytes: int | None = DEFAULT_SHARD_BYTES) -> Report:
     """Publish the sessions under ``paths`` with the viewer in ``static_dir`` to the folder ``out``; a secret found
-    in what would be written refuses the publish (nothing written, ``Report.refused``) unless ``redacting``.
+    in what would be written refuses the publish (nothing written, ``Report.refused``) unless ``redacting``. The
+    search index (``site_index``) is written in shards of ``index_shard_bytes`` (None: no index).
 
     Raises:
         PublishError: nothing can be published (see ``check_output``, a missing viewer).
@@ -257,6 +268,11 @@ async def publish(paths: list[str], out: Path, *, static_dir: Path, max_line_byt
                            "pip install 'transcript-assembler[publish]'") from None
     if not (static_dir / "index.html").is_file():
         raise PublishError(f"{static_dir}: no viewer build there (run `make build`, or pass --static DIR)")
+    if index_shard_bytes is not None:
+        try:
+            check_fts5()
+        except SearchUnavailable as exc:
+            raise PublishError(f"{exc} (publish --no-index writes the site without its search index)") from None
     same_scheme = old.get("scheme") == SCHEME and old.get("tool") == __version__
     old_viewer: dict[str, Any] = old.get("viewer", {}) if same_scheme else {}
     old_sessions: dict[str, Any] = old.get("sessions", {}) if same_scheme else {}
@@ -313,6 +329,10 @@ async def publish(paths: list[str], out: Path, *, static_dir: Path, max_line_byt
 
     out.mkdir(parents=True, exist_ok=True)
     viewer, report.viewer_written = _copy_viewer(static_dir, out, old_viewer)
+    index = None if index_shard_bytes is None else SiteIndexWriter(
+        out, old.get("index") if same_scheme else None, index_shard_bytes, sessions, pending)
+    titles = {entry["id"]: entry.get("title") or Path(entry["path"]).name for entry in catalog}  # as the server's
+    all_path = {sid: site_path("page", sid, max_messages=ALL_MESSAGES) for sid in pending}
     for sid, to_write in pending.items():
         if to_write is None:  # not held: made (and scanned) again
             to_write, found = await _session_files(registry, sid, redacting)
@@ -324,16 +344,29 @@ async def publish(paths: list[str], out: Path, *, static_dir: Path, max_line_byt
                 continue
         for rel, data in to_write:
             write_file(out / rel, data)
+            if index is not None and rel == all_path[sid]:
+                index.add_page(sid, data, titles.get(sid))
         report.rewritten += 1
+    if index is not None:
+        report.index = index.finish(titles)
+        report.index_written = len(index.written)
+        report.errors += [f"{sessions[sid]['source']}: error: session {sid}: not indexed for search: {why}"
+                          for sid, why in index.failed if sid in sessions]
 
     manifest = {"site": _SITE, "scheme": SCHEME, "tool": __version__, "pageSize": PAGE_SIZE, "layout": LAYOUT,
                 "viewer": viewer, "sessions": sessions}
+    if report.index is not None:
+        manifest["index"] = report.index
     manifest["generated"] = _generated(old, manifest, report)
     write_file(out / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True).encode())
-    write_file(out / CATALOG, encode({"sessions": catalog}))  # last: the swap readers see
+    listing_body: dict[str, Any] = {"sessions": catalog}
+    if report.index is not None:
+        listing_body["index"] = catalog_entry(report.index)
+    write_file(out / CATALOG, encode(listing_body))  # last: the swap readers see
 
-    keep = set(viewer) | {f for s in sessions.values() for f in s["files"]}
-    stale = set(old.get("viewer", {})) | {f for s in old.get("sessions", {}).values() for f in s.get("files", [])}
+    keep = set(viewer) | {f for s in sessions.values() for f in s["files"]} | shard_files(report.index)
+    stale = set(old.get("viewer", {})) | {f for s in old.get("sessions", {}).values() for f in s.get("files", [])} \
+        | shard_files(old.get("index"))
     for rel in sorted(stale - keep):
         if ".." not in rel.split("/") and not rel.startswith("/"):  # a manifest names only files under the site
             remove_file(out / rel)

@@ -27,10 +27,10 @@ from .indexer import SearchIndexer
 from .responses import error_response, json_response
 from .search_index import search
 from .search_query import QueryError, fts_query
+from .site_search import COUNT_CAP  # one cap for both answers
 
 __all__ = ["search_sessions", "COUNT_CAP", "DEFAULT_LIMIT", "MAX_LIMIT"]
 
-COUNT_CAP = 10_000
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 

@@ -17,7 +17,9 @@ gone and leaves the others alone, so a grown file's old rows are never indexed t
 3 and 4 characters keep short ``word*`` queries fast (about a third more bytes). Results are best first (FTS5's
 bm25 ``rank``) when at most ``RANKED_MAX`` rows match; beyond that scoring every match costs more than an answer may
 (80 ms for a word in 10,000 rows), so they come newest-indexed first. FTS5 missing from
-the SQLite Python was built with is ``SearchUnavailable``, with what to do.
+the SQLite Python was built with is ``SearchUnavailable``, with what to do. A ``scratch`` store (a published site's
+shard, ``site_index``) is a file built whole and then renamed: its rollback journal is in memory, nothing is synced,
+and ``compact`` merges and vacuums it once it is full.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from typing import NamedTuple
 
 from .search_text import MARK_CLOSE, MARK_OPEN, IndexedSession
 
-__all__ = ["RANKED_MAX", "SCHEMA_VERSION", "SearchUnavailable", "SearchStore", "StoredHit", "Written", "check_fts5"]
+__all__ = ["RANKED_MAX", "SCHEMA_VERSION", "SearchUnavailable", "SearchStore", "StoredHit", "Written", "check_fts5",
+           "count_matches", "search", "top_hits", "unmark"]
 
 SCHEMA_VERSION = "2"
 
@@ -82,6 +85,8 @@ class StoredHit(NamedTuple):
     title: str | None
     snippet: str
     marks: list[tuple[int, int]]
+    rank: float = 0.0
+    """Its FTS5 ``rank`` (bm25, lower is better) when ranked, else its rowid (merging shards: ``site_search``)."""
 
 
 class Written(NamedTuple):
@@ -119,9 +124,10 @@ class SearchStore:
     """One index file. The writer connection belongs to the thread that made the store; ``reader()`` opens another
     (for the request threads)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, scratch: bool = False) -> None:
         check_fts5()
         self.path = Path(path)
+        self.scratch = scratch
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._con = self._open()
@@ -130,8 +136,12 @@ class SearchStore:
 
     def _open(self) -> sqlite3.Connection:
         con = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30)
-        con.execute("PRAGMA journal_mode=WAL")
-        con.execute("PRAGMA synchronous=NORMAL")
+        if self.scratch:  # a file built whole, then renamed (publish): a rollback journal in memory, no fsync
+            con.execute("PRAGMA journal_mode=MEMORY")
+            con.execute("PRAGMA synchronous=OFF")
+        else:
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("PRAGMA synchronous=NORMAL")
         version = None
         if con.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone():
             row = con.execute("SELECT value FROM meta WHERE name='schema'").fetchone()
@@ -228,6 +238,47 @@ class SearchStore:
     def row_count(self) -> int:
         return int(self._con.execute("SELECT count(*) FROM rows").fetchone()[0])
 
+    def size(self) -> int:
+        """The file's bytes as SQLite counts them (its pages), written or not."""
+        con = self._con
+        return int(con.execute("PRAGMA page_count").fetchone()[0]) * int(con.execute("PRAGMA page_size").fetchone()[0])
+
+    def compact(self) -> None:
+        """Merge the FTS5 segments into one and rewrite the file without free pages (a file that is written once and
+        then only read, as a published shard is: fewer bytes, faster queries)."""
+        self._con.execute("INSERT INTO row_text(row_text) VALUES ('optimize')")
+        self._con.execute("VACUUM")
+
+
+def count_matches(con: sqlite3.Connection, match: str, count_cap: int = 10_000) -> int:
+    """How many rows match the FTS5 ``match`` expression, counted up to ``count_cap`` + 1.
+
+    Raises:
+        sqlite3.OperationalError: the expression is not valid FTS5.
+    """
+    return int(con.execute("SELECT count(*) FROM (SELECT 1 FROM row_text WHERE row_text MATCH ? LIMIT ?)",
+                           (match, count_cap + 1)).fetchone()[0])
+
+
+def top_hits(con: sqlite3.Connection, match: str, limit: int, ranked: bool) -> list[StoredHit]:
+    """The first ``limit`` rows for ``match``: best first (bm25 ``rank``) when ``ranked``, else newest-indexed
+    first; each hit's ``rank`` is what it was ordered by (``rank``, or its rowid).
+
+    Raises:
+        sqlite3.OperationalError: the expression is not valid FTS5.
+    """
+    order, key = ("rank", "rank") if ranked else ("row_text.rowid DESC", "row_text.rowid")
+    rows = con.execute(
+        f"SELECT s.path, s.key, r.seq, r.key, s.title, snippet(row_text, 0, ?, ?, '…', ?), {key} "
+        "FROM row_text JOIN rows r ON r.id = row_text.rowid JOIN sessions s ON s.id = r.session "
+        f"WHERE row_text MATCH ? ORDER BY {order} LIMIT ?",
+        (MARK_OPEN, MARK_CLOSE, _SNIPPET_TOKENS, match, limit)).fetchall()
+    hits = []
+    for path, skey, seq, key_, title, snippet, rank in rows:
+        plain, marks = unmark(snippet)
+        hits.append(StoredHit(path, skey, seq, key_, title, plain, marks, float(rank)))
+    return hits
+
 
 def search(con: sqlite3.Connection, match: str, limit: int, count_cap: int = 10_000) -> tuple[list[StoredHit], int]:
     """The first ``limit`` rows for an FTS5 ``match`` expression (``search_query.fts_query``), best first (bm25;
@@ -237,16 +288,5 @@ def search(con: sqlite3.Connection, match: str, limit: int, count_cap: int = 10_
     Raises:
         sqlite3.OperationalError: the expression is not valid FTS5.
     """
-    total = con.execute("SELECT count(*) FROM (SELECT 1 FROM row_text WHERE row_text MATCH ? LIMIT ?)",
-                        (match, count_cap + 1)).fetchone()[0]
-    order = "rank" if total <= RANKED_MAX else "row_text.rowid DESC"
-    rows = con.execute(
-        "SELECT s.path, s.key, r.seq, r.key, s.title, snippet(row_text, 0, ?, ?, '…', ?) "
-        "FROM row_text JOIN rows r ON r.id = row_text.rowid JOIN sessions s ON s.id = r.session "
-        f"WHERE row_text MATCH ? ORDER BY {order} LIMIT ?",
-        (MARK_OPEN, MARK_CLOSE, _SNIPPET_TOKENS, match, limit)).fetchall()
-    hits = []
-    for path, skey, seq, key, title, snippet in rows:
-        plain, marks = unmark(snippet)
-        hits.append(StoredHit(path, skey, seq, key, title, plain, marks))
-    return hits, int(total)
+    total = count_matches(con, match, count_cap)
+    return top_hits(con, match, limit, total <= RANKED_MAX), total

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -26,7 +27,7 @@ from ..logfile import LoadResult
 from ..store.open import load_any, load_sessions, sniff
 from ..views import hidden_by_default
 
-__all__ = ["IndexedRow", "IndexedSession", "MARK_OPEN", "MARK_CLOSE", "file_sessions", "session_rows"]
+__all__ = ["IndexedRow", "IndexedSession", "MARK_OPEN", "MARK_CLOSE", "file_sessions", "page_rows", "session_rows"]
 
 MARK_OPEN = "\ue000"
 """Opens a match in a snippet (a private-use character: never left in indexed text)."""
@@ -60,8 +61,17 @@ def session_rows(records: list[Any]) -> list[IndexedRow]:
     Raises:
         AssemblerError: the records break the assembler contract.
     """
-    page = MessageIndex(records).session_page(None, None, None)
-    nodes, _ = fold_page(page.records, False)
+    return page_rows(MessageIndex(records).session_page(None, None, None).records)
+
+
+def page_rows(records: Sequence[Any]) -> list[IndexedRow]:
+    """The shown chat rows of a whole-session page's records (``SessionPage.records``: what ``serve`` answers for
+    the whole session, and ``publish`` writes as ``all.json``), folded as the viewer folds a page.
+
+    Raises:
+        AssemblerError: the records break the assembler contract.
+    """
+    nodes, _ = fold_page(records, False)
     rows: list[IndexedRow] = []
     for node in nodes:
         if hidden_by_default(node):

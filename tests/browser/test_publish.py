@@ -1,7 +1,9 @@
 """A published site, for real: ``transcript-assembler publish`` of a folder (generated sessions, one of several
 pages, and a real Claude Code project from the fixtures) served by Debian's nginx at a sub-path (``/team/site/``),
 opened in Chromium: the list, opening a session (the read-only line, no live badge, no API request), "Load older",
-the three views, the whole-session export from the page; nginx answers the gzip variants beside the files.
+the three views, the whole-session export from the page; nginx answers the gzip variants beside the files; the
+filter box searches the text of every session through the site's index shards (fetched and queried in the worker):
+a hit opens its session at its row with the match marked, and a query syntax error is a message.
 
 nginx runs as this test's own process on 127.0.0.1 with a generated config whose pid, logs and temp folders are
 under the test's tmp folder (``make site-deps`` installs the package: scripts/install_nginx.sh).
@@ -29,6 +31,7 @@ from playwright.sync_api import Browser, Page
 from assembler.browser.viewer import Viewer
 from assembler.server.site_paths import ALL_MESSAGES, site_path
 from tests.browser.conftest import BOOT_TIMEOUT_MS, SITE
+from tests.browser.test_text_search import AT, WORD, long_session
 from tests.claude_projects import PARENT, PARENT_PROMPT, claude_projects
 from tests.unit.test_server import write_log
 
@@ -92,6 +95,7 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Published]:
     root = claude_projects(tmp / "home")
     events = write_log(root / "gen" / "big.jsonl", 3000)
     write_log(root / "gen" / "small.jsonl", 60, seed=3, title="Small one")
+    (root / "gen" / "words.jsonl").write_bytes(long_session("words", AT))  # a rare word in an older page
     www = tmp / "www"
     site = www / SUB
     # the command as a user runs it (a process of its own: sync Playwright holds this thread's event loop)
@@ -206,3 +210,44 @@ def test_real_claude_session_opens(page: Page, published: Published) -> None:
     page.wait_for_function("(t) => document.querySelector('#transcript').innerText.includes(t)", arg=PARENT_PROMPT)
     assert page.locator("#published-note").is_visible()
     assert page.locator("#alert").is_hidden() or not page.locator("#alert").inner_text().strip()
+
+
+def test_text_search_in_the_published_index(page: Page, published: Published) -> None:
+    catalog = json.loads((published.site / "catalog.json").read_bytes())
+    shards = [s["file"] for s in catalog["index"]["shards"]]
+    assert shards and all((published.site / f).is_file() for f in shards)
+    page.evaluate("() => { location.hash = ''; }")
+    page.wait_for_selector("#session-list button[data-id='gen/words']")
+    page.fill("#session-filter", '"unclosed')
+    note = page.locator("#session-hits .hits-note")
+    note.wait_for(timeout=60_000)
+    page.wait_for_function("() => !document.querySelector('#session-hits .hits-loading')", timeout=60_000)
+    assert "quote" in note.inner_text()  # a query syntax error is a message
+
+    page.fill("#session-filter", WORD)
+    hit = page.locator("#session-hits button.hit-button[data-session='gen/words']")
+    hit.wait_for(timeout=30_000)
+    assert hit.locator("mark.hit-mark").inner_text() == WORD
+    assert "words answer 12," in hit.locator(".hit-snippet").inner_text()
+    assert page.locator("#session-hits button.hit-button").count() == 1
+    asked = [u for u in published.requests if "/search/" in u]
+    assert sorted(u.rsplit("/search/", 1)[1] for u in asked) == sorted(f.split("/", 1)[1] for f in shards)
+    assert all(u.startswith(published.url) for u in asked) and not [u for u in published.requests if "/api/" in u]
+    seq = int(hit.get_attribute("data-seq") or "-1")
+
+    hit.click()
+    page.wait_for_function("() => location.hash.startsWith('#session=gen%2Fwords&seq=') "
+                           "|| location.hash.startsWith('#session=gen/words&seq=')", timeout=30_000)
+    page.wait_for_function("() => document.querySelector('mark.search-hit.search-current')", timeout=60_000)
+    page.evaluate("() => window.transcriptViewer.idle()")
+    where = page.evaluate("""() => {
+        const mark = document.querySelector('mark.search-hit.search-current');
+        const row = mark.closest('article[data-key]');
+        const box = mark.getBoundingClientRect();
+        return { text: mark.textContent, rowText: row.innerText, seq: Number(row.dataset.seq),
+                 inView: box.top >= 0 && box.bottom <= window.innerHeight && box.height > 0 };
+    }""")
+    assert where["text"].lower() == WORD and where["inView"], where
+    assert "words answer 12," in where["rowText"] and where["seq"] <= seq
+    assert page.locator("#published-note").is_visible()
+    page.fill("#session-filter", "")

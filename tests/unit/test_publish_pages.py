@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from assembler.cli import main as cli_main
 from assembler.records import decode_page, record_range
 from assembler.server import create_app
 from assembler.server import site_files as site_files_module
+from assembler.server.site_index import INDEX_DIR
 from assembler.server.site_paths import ALL_MESSAGES, CATALOG, MANIFEST, MARKER, PAGE_SIZE, session_dir, site_path
 from tests.claude_projects import AGENT, PARENT, claude_projects
 from tests.interop_support import interop_file
@@ -60,6 +62,10 @@ def sessions_folder(tmp: Path) -> Path:
     shutil.copy(interop_file(EVAL), root / "gen" / "log_formats.eval")
     (root / "ours").mkdir()
     shutil.copy(interop_file(OURS), root / "ours" / "compaction.jsonl")
+    then = time.time() - 3600  # idle files: a Claude Code turn left open reads the same a minute later
+    for path in root.rglob("*"):
+        if path.is_file():
+            os.utime(path, (then, then))
     return root
 
 
@@ -220,7 +226,7 @@ def test_republish_rewrites_only_changed_sessions(site: tuple[Path, Path, Path, 
     after = state()
     changed = {p for p in after if before.get(p) != after[p]}
     small_dir = f"sessions/{session_dir('gen/small')}/"
-    assert changed and all(p.startswith(small_dir) or p.startswith((CATALOG, MANIFEST)) for p in changed), changed
+    assert changed and all(p.startswith((small_dir, CATALOG, MANIFEST, f"{INDEX_DIR}/")) for p in changed), changed
     assert written[-1] == CATALOG and written[-2] == f"{CATALOG}.br"  # the catalog last (its variants just before)
     assert written.index(MANIFEST) < written.index(f"{CATALOG}.gz")
     assert next(e for e in catalog(out) if e["id"] == "gen/small")["title"] == "Small one, longer"

@@ -1,0 +1,131 @@
+"""``publish`` at scale (issue 21 item 6): the time to publish N generated sessions, the site's bytes (plain, and
+its gzip and brotli variants), the search index's bytes and shards, and the time to republish after one session
+changes (and after none).
+
+    python -m perf.bench_publish [--sessions N] [--turns T] [--shard-mb MB] [--json OUT]
+
+Sessions come from ``perf.bench_search.write_sessions`` (our format, T turns each: a prompt, a streamed answer, a
+tool call and its result; seeded words). The site is published with the command's own function
+(``server.publish.publish``: pages, catalog, secret scan, search index shards, precompressed variants) and the
+viewer ``serve`` would serve (a checkout's ``build/site``; ``--static DIR`` names another). Then the same folder is
+published again unchanged, then after one session grew by two turns. Each publish is timed once (wall clock, one
+process): figures, never a timed assertion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from perf.bench_search import _session, write_sessions
+
+__all__ = ["main", "run"]
+
+
+def _bytes(site: Path) -> dict[str, int]:
+    """Bytes of the site's files by kind: plain files, their ``.gz`` and ``.br`` variants; the plain ones split into
+    the viewer, the sessions' pages, the search index and the catalog and manifest."""
+    out = {"plain": 0, "gz": 0, "br": 0, "files": 0, "viewer": 0, "pages": 0, "index": 0, "lists": 0}
+    for path in site.rglob("*"):
+        if not path.is_file():
+            continue
+        size = path.stat().st_size
+        rel = path.relative_to(site).as_posix()
+        if rel.endswith(".gz"):
+            out["gz"] += size
+            continue
+        if rel.endswith(".br"):
+            out["br"] += size
+            continue
+        out["plain"] += size
+        out["files"] += 1
+        kind = ("pages" if rel.startswith("sessions/") else "index" if rel.startswith("search/")
+                else "lists" if rel in ("catalog.json", "site.json") else "viewer")
+        out[kind] += size
+    return out
+
+
+def _served_bytes(site: Path) -> int:
+    """What a host with gzip_static/brotli_static serves for every file: its smallest variant."""
+    total = 0
+    for path in site.rglob("*"):
+        if path.is_file() and not path.name.endswith((".gz", ".br")):
+            sizes = [path.stat().st_size] + [v.stat().st_size for v in (path.with_name(path.name + ".gz"),
+                                                                       path.with_name(path.name + ".br"))
+                                             if v.is_file()]
+            total += min(sizes)
+    return total
+
+
+def run(sessions: int, turns: int, shard_mb: float, static: Path) -> dict[str, Any]:
+    from assembler.server.publish import publish
+
+    shard_bytes = int(shard_mb * (1 << 20))
+    with tempfile.TemporaryDirectory(prefix="bench-publish-") as tmp:
+        root = Path(tmp) / "sessions"
+        vocab, builders = write_sessions(root, sessions, turns)
+        source_bytes = sum(p.stat().st_size for p in root.rglob("*.jsonl"))
+        site = Path(tmp) / "site"
+
+        def once() -> tuple[float, Any]:
+            t0 = time.perf_counter()
+            report = asyncio.run(publish([str(root)], site, static_dir=static, index_shard_bytes=shard_bytes))
+            return time.perf_counter() - t0, report
+
+        first_s, first = once()
+        sizes = _bytes(site)
+        served = _served_bytes(site)
+        same_s, same = once()
+
+        grown = sorted(builders)[len(builders) // 2]
+        _, data = _session(random.Random(7), vocab, Path(grown).stem, 2, first_turn=turns + 1, b=builders[grown])
+        Path(grown).write_bytes(data)
+        one_s, one = once()
+        index = first.index or {"shards": []}
+    return {
+        "sessions": sessions, "turns": turns, "source_bytes": source_bytes, "shard_mb": shard_mb,
+        "publish_s": round(first_s, 2), "sessions_per_s": round(sessions / first_s, 1),
+        "site_bytes": sizes["plain"], "site_files": sizes["files"], "gzip_bytes": sizes["gz"],
+        "brotli_bytes": sizes["br"], "served_smallest_bytes": served,
+        "viewer_bytes": sizes["viewer"], "pages_bytes": sizes["pages"], "lists_bytes": sizes["lists"],
+        "index_bytes": sizes["index"], "index_shards": len(index["shards"]),
+        "index_rows": sum(s["rows"] for s in index["shards"]),
+        "republish_unchanged_s": round(same_s, 2), "unchanged_written": same.rewritten,
+        "republish_one_changed_s": round(one_s, 2), "one_changed_written": one.rewritten,
+        "one_changed_shards_written": one.index_written,
+        "errors": len(first.errors) + len(one.errors),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    from assembler.server.site import find_site
+
+    parser = argparse.ArgumentParser(prog="python -m perf.bench_publish", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=1000)
+    parser.add_argument("--turns", type=int, default=10)
+    parser.add_argument("--shard-mb", type=float, default=16.0)
+    parser.add_argument("--static", default=None, metavar="DIR", help="the viewer build (default: serve's)")
+    parser.add_argument("--json", metavar="OUT")
+    args = parser.parse_args(argv)
+    static = Path(args.static) if args.static else find_site()
+    if static is None:
+        parser.error("no built viewer (run `make build`, or pass --static DIR)")
+    result = run(args.sessions, args.turns, args.shard_mb, static)
+    text = json.dumps(result, indent=2)
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        Path(args.json).write_text(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
