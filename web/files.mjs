@@ -1,8 +1,9 @@
 // @ts-check
-// Opening local session logs: the file picker, the folder picker (<input webkitdirectory>) and drag and drop
-// anywhere on the page (a file, several files or a folder: DataTransferItem.webkitGetAsEntry walks a dropped
-// folder). File objects go to the worker as they are (it reads them in slices itself); nothing here reads a file on
-// the main thread. A folder is handed over as its files with their paths in it (the folder's name first).
+// Opening local session logs: the file picker (one file; several are listed as a folder is), the folder picker
+// (<input webkitdirectory>) and drag and drop anywhere on the page (a file, several files or a folder:
+// DataTransferItem.webkitGetAsEntry walks a dropped folder). File objects go to the worker as they are (it reads
+// them in slices itself); nothing here reads a file on the main thread. A folder is handed over as its files with
+// their paths in it (the folder's name first).
 
 /**
  * A file of a folder and its path in the folder ("projects/-src-app/abc.jsonl").
@@ -62,9 +63,11 @@ export async function dropped(transfer) {
 export function initFiles({ button, input, folderButton, folderInput, overlay, onFile, onFolder }) {
   button.addEventListener("click", () => input.click());
   input.addEventListener("change", () => {
-    const file = input.files && input.files[0];
-    if (file) onFile(file);
+    const picked = [...(input.files || [])];
     input.value = "";
+    // Several files picked at once are listed as a folder is (each its own row: open, compare), as a drop of them is.
+    if (picked.length === 1) onFile(picked[0]);
+    else if (picked.length > 1) onFolder("Picked files", picked.map((file) => ({ file, path: file.name })));
   });
   folderButton.addEventListener("click", () => folderInput.click());
   folderInput.addEventListener("change", () => {

@@ -416,3 +416,34 @@ def test_a_long_comparison_keeps_only_the_turns_near_the_viewport(compared: Page
     assert compared.locator("#compare-turn-240").count() == 0
     assert compared.locator("#alert").is_hidden()
     compared.evaluate("() => { location.hash = ''; }")
+
+
+def test_two_runs_of_one_scenario_picked_as_files_are_compared(compared: Page, tmp_path: Path) -> None:
+    """The shared logs hold one scenario (advanced-toolchain) run by two of the reference's agents; picking both
+    files at once with Open file… lists them as a folder is, and the two rows compare as any two rows do."""
+    from corpus import FIXTURES
+
+    paths = []
+    for agent in ("headless-agent", "acp-agent"):
+        path = tmp_path / f"{agent}.jsonl"
+        path.write_bytes((FIXTURES / f"examples/{agent}/tests/snapshots/advanced-toolchain/session.jsonl").read_bytes())
+        paths.append(str(path))
+    compared.evaluate("() => { location.hash = ''; }")
+    compared.set_input_files("#file-input", paths)
+    compared.wait_for_selector("#session-list .session-source:has-text('Folder: Picked files')")
+    ids = compared.evaluate("() => [...document.querySelectorAll('#session-list button[data-id^=\"folder:\"]')]"
+                            ".map((b) => b.dataset.id)")
+    a = next(i for i in ids if i.endswith("headless-agent.jsonl"))
+    b = next(i for i in ids if i.endswith("acp-agent.jsonl"))
+    compared.click(f"#session-list button[data-compare='{a}']")
+    compared.click(f"#session-list button[data-id='{b}']")
+    compared.wait_for_selector("#compare[data-state='shown'], #compare[data-state='error']", timeout=30_000)
+    assert compared.locator("#compare").get_attribute("data-state") == "shown", compared.locator("#alert").inner_text()
+    # The CLI's verdict on the same pair: one turn, paired by position (the agents word the prompt apart), whose
+    # tool arguments and final text differ.
+    assert turn_matches(compared) == ["position"]
+    show(compared, 1)
+    differences = set((compared.locator("#compare-turn-1").get_attribute("data-differences") or "").split())
+    assert {"prompt", "arguments", "finalText"} <= differences
+    compared.evaluate("() => { location.hash = ''; }")
+    compared.wait_for_selector("#compare", state="hidden")
