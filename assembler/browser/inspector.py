@@ -24,8 +24,9 @@ from .updates import encode_json
 __all__ = ["InspectorMixin", "request_value", "meter_value", "trajectory_requests", "with_failed_requests",
            "window_attempts", "MAX_BARS", "SYSTEM_CHARS"]
 
-MAX_BARS = 400
-"""The meter draws at most this many bars: beyond, each bar stands for the fullest of a run of requests."""
+MAX_BARS = 120
+"""The meter draws at most this many bars: beyond, each bar stands for the fullest of a run of requests (a bar is a
+handful of SVG elements: the views' DOM bound leaves room for about this many)."""
 
 SYSTEM_CHARS = 20_000
 """The system prompt is sent up to this many characters."""

@@ -11,11 +11,13 @@ and asks again).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .updates import as_bytes, encode_json
+
+if TYPE_CHECKING:  # sqlite3 is loaded with the first shard (server.site_search), not with the viewer
+    import sqlite3
 
 # The server's search modules are imported on first use: they import this package's row texts (browser.search), so
 # importing them here, while the package loads, would be a cycle.

@@ -35,6 +35,11 @@ def _label(row: Mapping[str, Any]) -> str:
     return f"{where}: {summary}" if summary else where
 
 
+def _turn(value: Any) -> Any:
+    """A row's turn as the timeline groups by it: an int or a string, else None (a log's wrong type)."""
+    return value if type(value) in (int, str) else None
+
+
 def timeline_of(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """``{spans, turns, slots, timed, total, reason, start, end, gaps}`` for the trajectory ``rows``.
 
@@ -48,7 +53,7 @@ def timeline_of(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         if row.get("kind") != "step":
             continue
         started, ended = _recorded(row.get("startedAt")), _recorded(row.get("endedAt"))
-        raw.append({"lane": "step", "row": row.get("key"), "chat": row.get("chatKey"), "turn": row.get("turn"),
+        raw.append({"lane": "step", "row": row.get("key"), "chat": row.get("chatKey"), "turn": _turn(row.get("turn")),
                     "label": _label(row), "status": row.get("status") or "",
                     "a": started if started is not None and ended is not None and ended >= started else None,
                     "b": ended if started is not None and ended is not None and ended >= started else None})
@@ -56,7 +61,7 @@ def timeline_of(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             done = _recorded(tool.get("endedAt"))
             ok = ended is not None and done is not None and done >= ended
             raw.append({"lane": "tool", "row": row.get("key"), "chat": tool.get("key") or row.get("chatKey"),
-                        "turn": row.get("turn"), "label": f"{tool.get('name') or 'tool'} ({_label(row)})",
+                        "turn": _turn(row.get("turn")), "label": f"{tool.get('name') or 'tool'} ({_label(row)})",
                         "status": tool.get("status") or "", "a": ended if ok else None, "b": done if ok else None})
     turns: list[dict[str, Any]] = []
     for slot, span in enumerate(raw):

@@ -69,7 +69,17 @@ def test_a_search_typed_in_trajectory_marks_its_rows_and_stays_there(viewer: Vie
     page = fresh(viewer, "tl-search.jsonl", demo_bytes())
     trajectory(viewer)
     assert texts_agree(page) > 0
-    page.evaluate("() => { const l = window.transcriptViewer.views.trajectory.list; l.overscan = 1e9; l.update(); }")
+    # Every trajectory row attached (the list's overscan unbounded), for this test only: later tests measure the DOM.
+    overscan = page.evaluate("() => { const l = window.transcriptViewer.views.trajectory.list; const was = l.overscan; "
+                             "l.overscan = 1e9; l.update(); return was; }")
+    try:
+        search_in_trajectory(page)
+    finally:
+        page.evaluate("(was) => { const l = window.transcriptViewer.views.trajectory.list; l.overscan = was; "
+                      "l.update(); }", overscan)
+
+
+def search_in_trajectory(page: Page) -> None:
     # Words the chat holds too: main's search moved to the chat's match (and the Chat view) here.
     page.click("#search")
     page.keyboard.type("count them")
@@ -140,10 +150,13 @@ def test_the_overview_draws_recorded_durations_zooms_pans_and_picks_a_bar(viewer
     assert page.get_attribute("#traj-overview", "data-range") == whole
     assert page.get_attribute("#view-root", "data-view") == "trajectory"  # "0" was the canvas's, not a view key
     page.mouse.move(*page.evaluate("() => [0, 0]"))
-    box = page.locator("#traj-overview canvas").bounding_box()
-    assert box is not None
     page.mouse.wheel(0, -400)  # outside the canvas: the page scrolls, nothing zooms
     assert page.get_attribute("#traj-overview", "data-range") == whole
+    # Where the canvas is once that scroll has happened (it moves with the page).
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    page.locator("#traj-overview canvas").scroll_into_view_if_needed()
+    box = page.locator("#traj-overview canvas").bounding_box()
+    assert box is not None
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.wheel(0, -300)
     assert page.get_attribute("#traj-overview", "data-range") != whole

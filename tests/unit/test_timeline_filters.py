@@ -130,3 +130,13 @@ def test_search_shown_skips_hidden_kinds_and_hidden_think_sections() -> None:
     assert think_text > 0  # the demo's steps reason: the case is exercised
     assert no_think["total"] == sum(h[1] for h in every["hits"]
                                     if row_facet(viewer.chat[h[0]]) != "thinking") - think_text
+
+
+def test_a_turn_of_a_wrong_type_is_no_turn_of_the_timeline() -> None:
+    """A log's ``turn`` that is a list (valid JSON, wrong type) reaches the rows as it is: the timeline groups it
+    under no turn instead of failing on an unhashable key."""
+    rows = [{"kind": "step", "key": "a", "turn": [], "status": "complete"},
+            {"kind": "step", "key": "b", "turn": 1, "status": "complete"}]
+    value = timeline_of(rows)
+    assert [s["turn"] for s in value["spans"]] == [None, 1]
+    assert [t["turn"] for t in value["turns"]] == [None, 1]

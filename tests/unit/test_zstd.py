@@ -196,7 +196,8 @@ def test_browser_file_load_reports_garbage_after_the_frames() -> None:
 
 
 def test_the_zstd_module_loads_without_sqlite3(tmp_path: Path) -> None:
-    """Pyodide has no sqlite3: the browser edge imports the decoder from ``assembler.store`` without it."""
+    """The browser edge loads without sqlite3 (it is imported when a SQLite file or a published site's index
+    needs it): it imports the decoder from ``assembler.store`` without ``store.sqlite``."""
     import subprocess
     import sys
 
