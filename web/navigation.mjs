@@ -177,5 +177,12 @@ export function initNavigation() {
     if (event.target === document.documentElement) byHand(); // the page's scroll bar
   }, { capture: true });
   window.addEventListener("scroll", onScroll, { passive: true });
+  // What sits above the rows (the header, the row filters' bar) can change height with no scroll: the row at the
+  // top is then another one, and the URL follows it as after a scroll.
+  const above = new ResizeObserver(() => {
+    if (pending === null) pending = setTimeout(followScroll, URL_FOLLOW_MS);
+  });
+  above.observe(els.transcript);
+  for (const el of document.querySelectorAll(".app-header, #row-filters")) above.observe(el);
   window.addEventListener("hashchange", () => void followHash());
 }
