@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import socket
 import statistics
 import sys
 import tempfile
@@ -195,18 +194,15 @@ def _load_ms(r: dict[str, Any]) -> dict[str, float]:
 
 
 @contextmanager
-def _serve(files: Path) -> Iterator[str]:
-    """build/site at / and ``files`` at /__bench__/, on 127.0.0.1 (uvicorn in a thread)."""
+def serve_app(app: Any) -> Iterator[str]:
+    """``app`` served by uvicorn in a thread on 127.0.0.1 (an ephemeral port, the product's listening socket:
+    ``server.hosts.listening_socket``); yields its base URL."""
     import uvicorn
-    from starlette.applications import Starlette
-    from starlette.routing import Mount
-    from starlette.staticfiles import StaticFiles
 
-    app = Starlette(routes=[Mount("/__bench__", StaticFiles(directory=files)),
-                            Mount("/", StaticFiles(directory=SITE, html=True))])
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    from assembler.server.hosts import listening_socket
+
+    sock = listening_socket("127.0.0.1", 0)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:
@@ -216,6 +212,19 @@ def _serve(files: Path) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+@contextmanager
+def _serve(files: Path) -> Iterator[str]:
+    """build/site at / and ``files`` at /__bench__/, on 127.0.0.1 (uvicorn in a thread)."""
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
+
+    app = Starlette(routes=[Mount("/__bench__", StaticFiles(directory=files)),
+                            Mount("/", StaticFiles(directory=SITE, html=True))])
+    with serve_app(app) as url:
+        yield url
 
 
 def run(runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS, repeat: int = 5,

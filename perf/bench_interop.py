@@ -22,12 +22,10 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -115,23 +113,11 @@ def _folder(root: Path, sessions: int) -> None:
 
 @contextmanager
 def _serve(root: Path) -> Iterator[str]:
-    import uvicorn
-
     from assembler.server import create_app
+    from perf.bench_browser import serve_app
 
-    app = create_app([root])
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serve_app(create_app([root])) as url:
+        yield url
 
 
 def bench_browser(path: Path, sessions: int, repeat: int) -> dict[str, Any]:

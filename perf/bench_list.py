@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import statistics
 import sys
 import tempfile
@@ -36,6 +35,7 @@ def run(sessions: int, turns: int, index: bool) -> dict[str, Any]:
     import uvicorn
 
     from assembler.server import create_app
+    from assembler.server.hosts import listening_socket
 
     with tempfile.TemporaryDirectory(prefix="bench-list-") as tmp:
         root = Path(tmp) / "sessions"
@@ -43,8 +43,7 @@ def run(sessions: int, turns: int, index: bool) -> dict[str, Any]:
         write_sessions(root, sessions, turns)
         written = time.perf_counter() - t0
         app = create_app([root], serve_static=False, index_dir=Path(tmp) / "index" if index else None)
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
+        sock = listening_socket("127.0.0.1", 0)
         url = f"http://127.0.0.1:{sock.getsockname()[1]}/api/sessions"
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
         start = time.perf_counter()

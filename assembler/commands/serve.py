@@ -16,7 +16,6 @@ turns it off; an SQLite without FTS5 or an index folder that cannot be written i
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
 from typing import Any
 
@@ -65,19 +64,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         import uvicorn
 
         from ..server import create_app
-        from ..server.hosts import host_name, is_loopback
+        from ..server.hosts import host_name, is_loopback, listening_socket
         from ._common import max_line_bytes
     except ImportError as exc:  # pragma: no cover - an install without its dependencies (pip --no-deps)
         sys.stderr.write(f"transcript-assembler: serve needs starlette and uvicorn, dependencies of the package "
                          f"({exc}): pip install starlette uvicorn\n")
         return 1
-    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((args.host, args.port))
+        sock = listening_socket(args.host, args.port)
     except OSError as exc:
-        sock.close()
         sys.stderr.write(f"transcript-assembler: cannot bind {args.host}:{args.port}: {exc.strerror or exc}\n")
         return 1
     host, port = sock.getsockname()[:2]
