@@ -195,9 +195,10 @@ export class Search {
     return value;
   }
 
-  /** The window changed: search again (keeps the query). */
+  /** The window changed: search again (keeps the query). A query typed but not searched yet is left to its own
+   * pending run (which searches the new window): the old query must not come back over what the box says. */
   refresh() {
-    if (!this.query) return;
+    if (!this.query || this.opts.input.value !== this.query) return;
     clearTimeout(this.timer);
     const query = this.query;
     this.timer = window.setTimeout(() => void this.run(query, { move: false }), 300);
