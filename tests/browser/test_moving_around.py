@@ -74,7 +74,15 @@ def test_url_follows_the_row_in_view(viewer: Viewer) -> None:
         seen.add(page.evaluate("() => location.hash"))
     assert len(seen) == 2  # it moved with the scrolling
     length = page.evaluate("() => history.length")
-    page.evaluate("() => window.scrollBy(0, 300)")
+    # Scroll the next row to the top (a fixed distance can stay inside one tall row: no new row, no new hash).
+    page.evaluate(f"""() => {{
+        const header = document.querySelector('.app-header').getBoundingClientRect().bottom;
+        const top = ({top_seq})();
+        const rows = [...document.querySelectorAll('#transcript article[data-key]')]
+            .filter((el) => !el.hidden && Number(el.dataset.seq) > top)
+            .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top);
+        window.scrollBy(0, rows[0].getBoundingClientRect().top - header + 2);
+    }}""")
     page.wait_for_function("(old) => location.hash !== old", arg=page.evaluate("() => location.hash"))
     assert page.evaluate("() => history.length") == length  # replaceState: Back is not flooded
 
