@@ -114,6 +114,8 @@ class FileMeta:
             OutsideRootError: the file is no longer a regular file inside its root.
             OSError: it cannot be read.
         """
+        if self._unchanged():
+            return
         with open_in_root(self.path, self.root) as stream:
             fd = stream.fileno()
             st = os.fstat(fd)
@@ -143,6 +145,22 @@ class FileMeta:
                 self._close_idle_tail(st.st_mtime)
                 self._children()
             self._identity = identity_of(fd, offset, st)
+
+    def _unchanged(self) -> bool:
+        """The file is the one read and as it was read (device, inode, size and time by ``lstat``, nothing opened)
+        and no idle tail is due to close: a listing of a quiet folder costs a stat per file. Anything else goes
+        through the confined open, which decides as before (a symlink or another file put in its place has another
+        inode); so does a line-format file idle long enough for its tail to close (due by the clock, not a change)."""
+        old = self._identity
+        if old is None:
+            return False
+        try:
+            st = os.lstat(self.path)
+        except OSError:
+            return False
+        if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != (old.dev, old.ino, old.size, old.mtime_ns):
+            return False
+        return self._tail_closed or not appends(self._loader) or time.time() - st.st_mtime < TAIL_IDLE_S
 
     @property
     def read_once(self) -> bool:
