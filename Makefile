@@ -30,7 +30,7 @@ browser-deps:
 site-deps:
 	bash scripts/install_nginx.sh
 
-build: setup browser-deps
+build: setup browser-deps js-deps
 	$(BIN)/python scripts/build_site.py
 
 # The wheel and sdist, carrying build/site as package data (assembler/_site/): `pip install dist/*.whl` serves the

@@ -17,7 +17,6 @@ import csv
 import hashlib
 import io
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from make_snapshot import SnapshotError, make_snapshot
+from page_modules import BUNDLE, PageModuleError, write_page_modules
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "web"
@@ -124,7 +124,7 @@ OWN_PACKAGES = ("assembler", "definitions")
 OWN_DEPENDS = ("msgspec", "markdown-it-py", "pygments")
 OWN_DATA_FILES = ("py.typed",)
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: same sources give the same wheel and sha256
-GENERATED = ("transcript.css", "formats.json")  # written by the build; must not also exist in web/
+GENERATED = ("transcript.css", "formats.json", BUNDLE)  # written by the build; must not also exist in web/
 ACCEPT_MARK = 'accept="@FORMATS@"'  # web/index.html's file input: the build writes the table's suffixes there
 REQUIRED_WEB = ("index.html", "app.mjs", "worker.mjs", "boot.mjs")
 
@@ -295,38 +295,6 @@ def lock_entry(
     }
 
 
-PRELOAD_MARK = "<!-- @MODULEPRELOAD@ -->"  # web/index.html: the build lists the page's module graph there
-_IMPORT = re.compile(r"""^\s*(?:import|export)\s[^;]*?from\s+["']\./([\w.-]+\.mjs)["']"""
-                     r"""|^\s*import\s+["']\./([\w.-]+\.mjs)["']""", re.MULTILINE)
-
-
-def module_graph(out: Path, roots: tuple[str, ...] = ("worker-start.mjs", "app.mjs")) -> list[str]:
-    """Every module the page's main thread imports statically from ``roots``, in discovery order."""
-    seen: list[str] = []
-    todo = list(roots)
-    while todo:
-        name = todo.pop(0)
-        if name in seen or not (out / name).is_file():
-            continue
-        seen.append(name)
-        for found in _IMPORT.finditer((out / name).read_text(encoding="utf-8")):
-            todo.append(found.group(1) or found.group(2))
-    return seen
-
-
-def write_preloads(out: Path) -> int:
-    """``<link rel="modulepreload">`` for the whole module graph, so the browser fetches every module at once
-    instead of discovering the imports one level at a time (the session list shows that much sooner)."""
-    index = out / "index.html"
-    html = index.read_text(encoding="utf-8")
-    if PRELOAD_MARK not in html:
-        raise BuildError(f"web/index.html has no {PRELOAD_MARK} in its head")
-    modules = module_graph(out)
-    links = "\n  ".join(f'<link rel="modulepreload" href="{name}">' for name in modules)
-    index.write_text(html.replace(PRELOAD_MARK, links), encoding="utf-8")
-    return len(modules)
-
-
 def write_formats(out: Path) -> None:
     """The format table (``assembler.formats``) into the page: ``formats.json`` for the scripts, and the file
     input's ``accept`` list, so the page names no suffix of its own."""
@@ -406,7 +374,10 @@ def build(out: Path) -> str:
     shutil.copytree(WEB, out, ignore=shutil.ignore_patterns(".*", "__pycache__"))
     write_stylesheet(out)
     write_formats(out)
-    write_preloads(out)
+    try:
+        write_page_modules(out)
+    except PageModuleError as exc:
+        raise BuildError(str(exc)) from None
     pyodide_dir = out / "pyodide"
     pyodide_dir.mkdir()
     for name in RUNTIME_FILES:
@@ -446,7 +417,8 @@ STAMP = BUILD / "site-inputs.sha256"
 """The fingerprint of the inputs the site in build/site was built from (``inputs_fingerprint``)."""
 
 INPUT_TREES = ("web", "assembler", "definitions")
-INPUT_FILES = ("pyproject.toml", "package-lock.json", "scripts/build_site.py", "scripts/make_snapshot.py")
+INPUT_FILES = ("pyproject.toml", "package-lock.json", "scripts/build_site.py", "scripts/make_snapshot.py",
+               "scripts/page_modules.py")
 
 
 def inputs_fingerprint() -> str:

@@ -210,13 +210,15 @@ def test_a_cleared_search_stays_cleared_when_the_window_changes(viewer: Viewer) 
     """Clearing the box and opening another session at once: the window's re-search must not bring the old query
     back over the empty box (its count stayed, "1 of 1", and Enter on a new query ran it instead of moving)."""
     page = viewer.page
-    assert viewer.open_file(viewer.add_file("cleared-a.jsonl", long_session("cleared-a", 30)), all=True)["error"] is None
+    opened = viewer.open_file(viewer.add_file("cleared-a.jsonl", long_session("cleared-a", 30)), all=True)
+    assert opened["error"] is None
     page.fill("#search", "")
     page.click("#search")
     page.keyboard.type("question 7")
     page.wait_for_function("() => document.getElementById('search-count').textContent === '1 of 1'")
     page.fill("#search", "")  # an input event: its search of "" waits for the typing pause
-    assert viewer.open_file(viewer.add_file("cleared-b.jsonl", long_session("cleared-b", 30)), all=True)["error"] is None
+    opened = viewer.open_file(viewer.add_file("cleared-b.jsonl", long_session("cleared-b", 30)), all=True)
+    assert opened["error"] is None
     page.evaluate("() => window.transcriptViewer.idle()")
     page.wait_for_timeout(700)  # past both the typing pause and the window's re-search delay
     assert page.input_value("#search") == ""

@@ -4,6 +4,7 @@ one Tab stop with arrow keys inside; a sidebar that collapses; a page that works
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
@@ -28,7 +29,7 @@ def session(sid: str, start: int, turns: int) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def listed(viewer: Viewer) -> Page:
+def listed(viewer: Viewer) -> Iterator[Page]:
     for sid, start, turns in (("sortcase-a", T0 + 2 * DAY, 1), ("sortcase-b", T0 + 3 * DAY, 2),
                               ("sortcase-c", T0 + 1 * DAY, 3)):
         (viewer.served.sessions / f"{sid}.jsonl").write_bytes(session(sid, start, turns))
@@ -36,7 +37,8 @@ def listed(viewer: Viewer) -> Page:
     page.click("#refresh-sessions")
     page.wait_for_selector("#session-list button[data-id='sortcase-c']")
     page.fill("#session-filter", "sortcase")
-    return page
+    yield page
+    page.fill("#session-filter", "")  # the page is shared: a later module's entries must not stay filtered out
 
 
 def ids(page: Page) -> list[str]:

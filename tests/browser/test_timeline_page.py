@@ -326,18 +326,30 @@ def test_the_session_list_date_filter_keeps_recent_entries(viewer: Viewer) -> No
         return { all: ids(null), week: ids(sinceFor("7d")), month: ids(sinceFor("30d")) };
     }""")
     assert kept == {"all": ["new", "week", "old", "none"], "week": ["new", "week"], "month": ["new", "week"]}
+    import time
+
+    from session_builder import Session
+
+    fresh = Session("dates-today", start_time=int(time.time() * 1000))  # active now: the "today" filter keeps it
+    fresh.user("asked today")
+    fresh.assistant([("text", "answered today")])
+    fresh.end_step()
+    fresh.end_turn()
+    (viewer.served.sessions / "dates-today.jsonl").write_bytes(fresh.to_bytes())
+    page.fill("#session-filter", "")
+    page.click("#refresh-sessions")
+    page.wait_for_selector("#session-list button[data-id='dates-today']")
     select = page.locator("#session-dates")
     assert select.count() == 1
-    page.fill("#session-filter", "")
     select.select_option("today")
     assert json.loads(page.evaluate("() => localStorage.getItem('transcript-viewer.session-dates')")) == ["today"]
     shown = page.evaluate("() => [...document.querySelectorAll('#session-list button[data-id]')]"
                           ".map((b) => b.dataset.id)")
     since = page.evaluate("async () => (await import('./filters.mjs')).sinceFor('today')")
-    for sid in shown:
-        entry = page.evaluate("async (id) => (await import('./sessionlist.mjs')).servedEntry(id)", sid)
-        if entry:
-            assert entry.get("lastActivity", 0) >= since
+    listed = {e["id"]: e for e in page.evaluate("async () => (await (await fetch('api/sessions')).json()).sessions")}
+    assert "dates-today" in shown
+    recent = {sid for sid, e in listed.items() if e.get("lastActivity", 0) >= since}
+    assert set(shown) <= recent and len(listed) > len(recent)  # older entries are hidden (a child shows nested)
     select.select_option("all")
 
 

@@ -77,9 +77,11 @@ def test_no_script_of_the_page_lists_suffixes() -> None:
     assert not found, found
 
 
-def test_the_page_preloads_its_whole_module_graph() -> None:
-    """The build lists every module the page's main thread imports as a modulepreload link (fetched at once, not
-    one import level at a time), and only those: the worker's own modules load in the worker."""
+def test_the_page_loads_one_bundle_and_preloads_what_it_loads() -> None:
+    """The build bundles the page's modules (``scripts/page_modules.py``): ``index.html`` loads ``worker-start.mjs``
+    and ``app.bundle.mjs``; the bundle imports only the early modules (``worker-start.mjs``'s own graph), so each is
+    one instance shared by both scripts; every module the page loads is a modulepreload link, and only those: the
+    worker's own modules load in the worker."""
     import re as _re
 
     from tests.corpus import REPO
@@ -88,12 +90,18 @@ def test_the_page_preloads_its_whole_module_graph() -> None:
     if not (site / "index.html").is_file():
         pytest.skip("build/site is not built (make build)")
     html = (site / "index.html").read_text(encoding="utf-8")
+    scripts = _re.findall(r'<script type="module" src="([\w.-]+\.mjs)"></script>', html)
+    assert scripts == ["worker-start.mjs", "app.bundle.mjs"]
     preloaded = _re.findall(r'<link rel="modulepreload" href="([\w.-]+\.mjs)">', html)
     assert "@MODULEPRELOAD@" not in html
-    assert preloaded[:2] == ["worker-start.mjs", "app.mjs"] and len(preloaded) == len(set(preloaded))
-    imported: set[str] = set()
-    for name in preloaded:
-        text = (site / name).read_text(encoding="utf-8")
-        imported |= set(_re.findall(r"""from\s+["']\./([\w.-]+\.mjs)["']""", text))
-    assert imported <= set(preloaded)  # every static import of the graph is preloaded
+    assert preloaded[:2] == scripts and len(preloaded) == len(set(preloaded))
+
+    def imports(name: str) -> set[str]:
+        return set(_re.findall(r"""from\s+["']\./([\w.-]+\.mjs)["']""", (site / name).read_text(encoding="utf-8")))
+
+    early = {"worker-start.mjs"}
+    for name in sorted(early):
+        early |= imports(name)
+    assert imports("app.bundle.mjs") == early  # nothing of the page's own graph is loaded twice
+    assert set(preloaded) == early | {"app.bundle.mjs"}
     assert "worker.mjs" not in preloaded and "pyodide.mjs" not in preloaded
