@@ -19,7 +19,8 @@ from typing import Any
 import msgspec
 
 from ..commands.exporting import fold_page, session_title
-from ..compare import Comparison, compare
+from ..compare import compare
+from ..comparison import Comparison
 from ..errors import AssemblerError
 from ..history import MessageIndex
 from ..records import EventRecord, decode_page
