@@ -1,4 +1,4 @@
-"""Two sessions compared turn by turn, from their chat view nodes (issue 24): the turns aligned by the user's prompt
+"""Two sessions compared turn by turn, from their chat view nodes: the turns aligned by the user's prompt
 and, per aligned turn and for the whole session, what differs.
 
 Rules: computed from the view nodes only (never by re-reading a log; packed rows are never expanded); pure. A turn
@@ -10,36 +10,9 @@ prompt. Tokens come only from the turn tails' recorded usage (``TurnTailData.usa
 none) and durations only from a tail that records one (``durationMs``): never rebuilt from times. A tool call failed
 by ``failed`` (the edge passes ``render.toolrows.tool_error``; by default an error status or an error result).
 
-The JSON of a ``Comparison`` (``msgspec.json.encode``; keys in this order, every key always present, ``null`` where
-a value is not recorded or does not apply)::
-
-    {"session": {                          # the whole session
-        "turns": {"a": N, "b": N, "samePrompt": N, "position": N, "onlyA": N, "onlyB": N, "differing": N},
-        "a": SIDE_TOTALS, "b": SIDE_TOTALS,
-        "tools": [{"name": S, "a": N, "b": N}, ...],      # calls by name, in order of first call (A, then B)
-        "finalText": {"a": S|null, "b": S|null},          # each side's last final assistant text
-        "finalTextDiff": [[OP, TEXT], ...]|null,           # OP: "equal" | "delete" (A only) | "insert" (B only)
-        "differences": [ASPECT, ...]},                   # aspects that differ in any turn (below)
-     "turns": [{                           # one per aligned turn, in order
-        "index": N, "match": "same-prompt"|"position"|"only-a"|"only-b",
-        "a": TURN_SIDE|null, "b": TURN_SIDE|null,          # null on the side the turn is missing from
-        "tools": [{"name": S, "a": N, "b": N}, ...],
-        "sequences": {"a": [NAME, ...], "b": [NAME, ...]}|null,   # the call names in order, when they differ
-        "reordered": BOOL,                                 # same calls by name, in another order
-        "argumentDiffs": [{"position": N, "name": S, "a": ARGS, "b": ARGS}, ...],  # same name, same position
-        "finalTextDiff": [[OP, TEXT], ...]|null,           # null unless both sides have the turn
-        "differences": [ASPECT, ...]}, ...]}
-
-    TURN_SIDE   = {"turn": N, "prompt": S|null, "steps": N, "toolCalls": N, "toolErrors": N, "retries": N,
-                   "tokens": TOKENS, "durationMs": N|null, "finalText": S|null}
-    SIDE_TOTALS = {"turns": N, "steps": N, "toolCalls": N, "toolErrors": N, "retries": N, "tokens": TOKENS,
-                   "durationMs": N|null, "turnsWithUsage": N, "turnsWithDuration": N}
-    TOKENS      = {"input": N|null, "output": N|null, "cacheRead": N|null, "cacheWrite": N|null}
-
-Session totals sum the turns that record a value (``turnsWithUsage``/``turnsWithDuration`` say how many), null when
-none does. ASPECT is one of ``DIFFERENCE_ASPECTS`` (``turns``: the turn is on one side only; at session level, some
-turn is not ``same-prompt``). ``finalText`` is the text blocks of the turn's last assistant step that has text; its
-diff is ``textdiff.word_diff``.
+The result is a ``comparison.Comparison`` (its JSON is described there): plain typed data the renderer
+(``render.compare``) and the edges take without importing this module. ``finalText`` is the text blocks of the turn's
+last assistant step that has text; its diff is ``textdiff.word_diff``.
 """
 
 from __future__ import annotations
@@ -47,140 +20,38 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from difflib import SequenceMatcher
-from typing import Any, Literal
+from typing import Any
 
 from msgspec import UNSET, Struct
 
+from .comparison import (
+    DIFFERENCE_ASPECTS,
+    ArgumentDiff,
+    Comparison,
+    FinalTexts,
+    Match,
+    Sequences,
+    SessionComparison,
+    SideTotals,
+    Tokens,
+    ToolCount,
+    Turn,
+    TurnComparison,
+    TurnCounts,
+    TurnSide,
+    turns_of,
+)
 from .jsontext import loads_text
 from .textdiff import Op, word_diff
 from .views import AssistantStepData, InputMessageData, NoticeData, TextBlockView, ToolData, TurnTailData, ViewNode
 
-__all__ = [
-    "DIFFERENCE_ASPECTS", "Tokens", "TurnSide", "SideTotals", "ToolCount", "Sequences",
-    "ArgumentDiff", "TurnComparison", "TurnCounts", "FinalTexts", "SessionComparison", "Comparison", "Turn",
-    "compare", "turns_of", "default_failed",
-]
-
-DIFFERENCE_ASPECTS = ("turns", "prompt", "steps", "toolCalls", "toolSequence", "arguments", "toolErrors", "retries",
-                      "tokens", "duration", "finalText")
-Match = Literal["same-prompt", "position", "only-a", "only-b"]
-
-
-class Tokens(Struct, frozen=True):
-    input: int | None = None
-    output: int | None = None
-    cacheRead: int | None = None
-    cacheWrite: int | None = None
-
-
-class TurnSide(Struct, frozen=True):
-    turn: Any
-    prompt: str | None
-    steps: int
-    toolCalls: int
-    toolErrors: int
-    retries: int
-    tokens: Tokens
-    durationMs: int | float | None
-    finalText: str | None
-
-
-class SideTotals(Struct, frozen=True):
-    turns: int
-    steps: int
-    toolCalls: int
-    toolErrors: int
-    retries: int
-    tokens: Tokens
-    durationMs: int | float | None
-    turnsWithUsage: int
-    turnsWithDuration: int
-
-
-class ToolCount(Struct, frozen=True):
-    name: str
-    a: int
-    b: int
-
-
-class Sequences(Struct, frozen=True):
-    a: list[str]
-    b: list[str]
-
-
-class ArgumentDiff(Struct, frozen=True):
-    position: int
-    name: str
-    a: Any
-    b: Any
-
-
-class TurnComparison(Struct, frozen=True):
-    index: int
-    match: Match
-    a: TurnSide | None
-    b: TurnSide | None
-    tools: list[ToolCount]
-    sequences: Sequences | None
-    reordered: bool
-    argumentDiffs: list[ArgumentDiff]
-    finalTextDiff: list[tuple[Op, str]] | None
-    differences: list[str]
-
-
-class TurnCounts(Struct, frozen=True):
-    a: int
-    b: int
-    samePrompt: int
-    position: int
-    onlyA: int
-    onlyB: int
-    differing: int
-
-
-class FinalTexts(Struct, frozen=True):
-    a: str | None
-    b: str | None
-
-
-class SessionComparison(Struct, frozen=True):
-    turns: TurnCounts
-    a: SideTotals
-    b: SideTotals
-    tools: list[ToolCount]
-    finalText: FinalTexts
-    finalTextDiff: list[tuple[Op, str]] | None
-    differences: list[str]
-
-
-class Comparison(Struct, frozen=True):
-    session: SessionComparison
-    turns: list[TurnComparison]
-
-
-class Turn(Struct, frozen=True):
-    """One turn of one side: its number and its nodes in chat order."""
-
-    turn: Any
-    nodes: list[ViewNode]
+__all__ = ["compare", "default_failed"]
 
 
 def default_failed(data: ToolData) -> bool:
     """A tool call failed: an error status or an error result (the edge passes the renderer's fuller test)."""
     result = data.result
     return data.status in ("error", "failed") or (result is not UNSET and (result.isError or bool(result.error)))
-
-
-def turns_of(nodes: Iterable[ViewNode]) -> list[Turn]:
-    """The nodes grouped by ``location.turn``, turns in order of their first node; nodes outside a turn left out."""
-    groups: dict[Any, list[ViewNode]] = {}
-    for node in nodes:
-        turn = node.location.turn
-        if turn is UNSET:
-            continue
-        key = (type(turn).__name__, turn) if type(turn) is not int else turn  # 1 and "1" stay apart
-        groups.setdefault(key, []).append(node)
-    return [Turn(group[0].location.turn, group) for group in groups.values()]
 
 
 def _text(blocks: Any) -> str:

@@ -174,10 +174,10 @@ def cli(folder: Path, pair: dict[str, Any], repeat: int) -> dict[str, Any]:
 def expanded_rows(folder: Path, pair: dict[str, Any]) -> int:
     """Calls of ``expand_row``/``expand_records`` (wherever the reading, history and session modules reach them)
     while the pair is read as the CLI and the server read a log, paged whole, then folded, compared and every
-    turn rendered by the page's own entry points (``browser.compare_view``)."""
+    turn rendered by the page's own entry points (``browser.Viewer``'s ``compare_*``)."""
     import importlib
 
-    from assembler.browser.compare_view import CompareMixin
+    from assembler.browser import Viewer
     from assembler.commands._common import load
     from assembler.history import MessageIndex
 
@@ -204,7 +204,7 @@ def expanded_rows(folder: Path, pair: dict[str, Any]) -> int:
             if result is None:
                 raise RuntimeError(f"{pair[side]}.jsonl could not be read")
             pages.append(encode(MessageIndex(result.records).session_page(None, None, None)))
-        viewer = CompareMixin()
+        viewer = Viewer()
         opened = json.loads(viewer.compare_open(pages[0], pages[1], pair["a"], pair["b"]))
         if "error" in opened:
             raise RuntimeError(f"compare_open failed: {opened['error']}")

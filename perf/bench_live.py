@@ -98,12 +98,12 @@ def follow_viewer(viewer: Viewer, deltas: int, block: int, batch: int) -> dict[s
         viewer.apply_frames(frames)
         events += len(frames)
     follow_s = time.perf_counter() - t0
-    asm = viewer.assembler
-    nodes = msgspec.json.encode(by_anchor(viewer.chat.values()))
+    asm = viewer.window.assembler
+    nodes = msgspec.json.encode(by_anchor(viewer.window.chat.values()))
     return {"events": events, "entries": asm.entry_count,
             "rows": sum(1 for e in asm.window if type(e).__name__ == "ChunksRecord"),
             "follow_s": round(follow_s, 3), "view_sha256": hashlib.sha256(nodes).hexdigest(),
-            "chat_nodes": len(viewer.chat), "last": viewer.journal.last_cursor}
+            "chat_nodes": len(viewer.window.chat), "last": viewer.window.journal.last_cursor}
 
 
 def follow(mode: str, deltas: int, block: int, batch: int, trace: bool) -> dict[str, Any]:

@@ -118,12 +118,12 @@ def cpython(data: dict[str, tuple[str, bytes]], repeat: int) -> dict[str, Any]:
         for query in QUERIES[key]:
             matches = json.loads(viewer.search(query))["total"]
             searches[query] = {"matches": matches, "ms": _median_ms(lambda q=query, v=viewer: v.search(q), repeat)}
-        out[key] = {"chatNodes": len(viewer.chat), "search": searches,
+        out[key] = {"chatNodes": len(viewer.window.chat), "search": searches,
                     "trajectoryMs": _median_ms(viewer.trajectory_view, repeat),
                     "contextMs": _median_ms(viewer.context_view, repeat),
                     # The window's model requests, folded once per window (the trajectory above reuses them):
                     # the fold itself, then the meter and one request's inspector over the folded window.
-                    "requestsFoldMs": _median_ms(lambda v=viewer: collect_attempts(v.assembler.window_entries()),
+                    "requestsFoldMs": _median_ms(lambda v=viewer: collect_attempts(v.window.assembler.window_entries()),
                                                  repeat),
                     "meterMs": _median_ms(viewer.context_meter, repeat),
                     "inspectorMs": _median_ms(lambda v=viewer: v.request_inspector(-1), repeat)}

@@ -6,7 +6,8 @@ Parts: Records, Readers (other harnesses' logs), Views, Session, History, Assemb
 Perf. Every module of the trees belongs to one (``unmapped`` lists any that does not, and the layout test fails on
 it). Every ``import`` and ``from ... import`` of a module (top level; ``--lazy`` also counts imports inside
 functions) is resolved to the module it names and counted as an edge between the two modules' parts; imports inside
-one part are not edges. Module sizes are physical lines, largest first, with the modules over 400 and 500 lines
+one part are not edges; an edge that runs back up (to a later part) or from Render into the engine (``ENGINE``) is
+marked. Module sizes are physical lines, largest first, with the modules over 400 and 500 lines
 marked. The duplicate report is the ``duplicates`` command over ``assembler``, ``definitions`` and ``perf`` when it
 is on PATH. Reads files only.
 """
@@ -51,6 +52,7 @@ PARTS: dict[str, str] = {
     "assembler.folding": "Assembly",
     "assembler.locations": "Assembly",
     "assembler.views": "Views",
+    "assembler.comparison": "Views",
     "assembler.transcript": "Assembly",
     "assembler.compare": "Assembly",
     "definitions": "Definitions",
@@ -65,6 +67,19 @@ PARTS: dict[str, str] = {
 }
 ORDER = ["Records", "Readers", "Views", "Session", "History", "Assembly", "Definitions", "Render", "Edges", "Perf"]
 """Lowest first: an edge to a part later in this list (except from Perf) runs back up and is marked."""
+ENGINE = ("Session", "History", "Assembly", "Definitions")
+"""The parts that read and fold a session: Render imports none of them (it turns view nodes into HTML, and takes
+what the engine decided as plain data of the Views part)."""
+
+
+def wrong_way(src: str, dst: str) -> str:
+    """Why an edge between parts is not allowed ("" when it is): it runs back up, or render reaches the engine."""
+    rank = {p: i for i, p in enumerate(ORDER)}
+    if rank[dst] > rank[src] and src != "Perf":
+        return "runs back up"
+    if src == "Render" and dst in ENGINE:
+        return "render reaches into the engine"
+    return ""
 
 
 def module_name(path: Path) -> str:
@@ -151,7 +166,8 @@ def print_graph(lazy: bool) -> None:
     print()
     rank = {p: i for i, p in enumerate(ORDER)}
     for (src, dst), via in sorted(edges.items(), key=lambda kv: (rank[kv[0][0]], rank[kv[0][1]])):
-        back = " <- runs back up" if rank[dst] > rank[src] and src != "Perf" else ""
+        why = wrong_way(src, dst)
+        back = f" <- {why}" if why else ""
         print(f"{src:>11} -> {dst:<11} {len(via):3d} import(s){back}")
         for line in sorted(via)[:6]:
             print(f"{'':15}{line}")

@@ -70,21 +70,21 @@ class LiveServer:
 
 
 def nodes_json(viewer: Viewer) -> bytes:
-    return msgspec.json.encode(by_anchor(viewer.chat.values()))
+    return msgspec.json.encode(by_anchor(viewer.window.chat.values()))
 
 
 def window_digest(viewer: Viewer) -> str:
     """The digest of the viewer's window folded afresh (what a page holding these entries shows)."""
-    asm = viewer.assembler
+    asm = viewer.window.assembler
     return digest(assemble(list(asm.window), asm.has_more, default_definitions()))
 
 
 def window_ranges(viewer: Viewer) -> list[tuple[int, int]]:
-    return [record_range(e) for e in viewer.assembler.window]
+    return [record_range(e) for e in viewer.window.assembler.window]
 
 
 def row_count(viewer: Viewer) -> int:
-    return sum(1 for e in viewer.assembler.window if type(e) is ChunksRecord)
+    return sum(1 for e in viewer.window.assembler.window if type(e) is ChunksRecord)
 
 
 def assert_continuous(viewer: Viewer) -> None:
@@ -92,16 +92,16 @@ def assert_continuous(viewer: Viewer) -> None:
     ranges = window_ranges(viewer)
     for (_, last), (first, _) in zip(ranges, ranges[1:], strict=False):
         assert first == last + 1, ranges
-    journal = viewer.journal
+    journal = viewer.window.journal
     if ranges:
         assert ranges[0][0] == journal.first_cursor and ranges[-1][1] == journal.last_cursor
-    assert viewer.assembler.entry_count == len(ranges)
+    assert viewer.window.assembler.entry_count == len(ranges)
 
 
 def same_view(packed: Viewer, plain: Viewer) -> None:
     """What the repacking viewer shows equals what the plain one shows, live and folded afresh."""
     assert nodes_json(packed) == nodes_json(plain)
-    assert packed.revs == plain.revs and packed.trajectory_nodes == plain.trajectory_nodes
+    assert packed.window.revs == plain.window.revs and packed.window.trajectory_nodes == plain.window.trajectory_nodes
     assert window_digest(packed) == window_digest(plain)
-    keys = list(plain.chat)
+    keys = list(plain.window.chat)
     assert packed.render(keys) == plain.render(keys)

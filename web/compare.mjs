@@ -1,5 +1,5 @@
 // @ts-check
-// "Compare two runs" (issue 24, the page side): two served sessions side by side, turn by turn. Chosen with the
+// "Compare two runs" (the page side): two served sessions side by side, turn by turn. Chosen with the
 // Compare button of a session-list row and then a second row (the sidebar says "Comparing with X — choose another
 // session", with Cancel), or by the URL #compare=ID_A,ID_B (each id percent-encoded). Both sessions' WHOLE history
 // is fetched (one page of every message each, as the whole-session export does) and handed to the worker, which

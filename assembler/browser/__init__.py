@@ -9,9 +9,11 @@ answered here from the no-expansion pager. HTML is rendered on demand, per node,
 Nothing here touches the DOM, the network or ``js``; the worker does the I/O. Works on CPython too, which is how it
 is unit-tested.
 
-Modules: ``viewer`` (the ``Viewer`` window and the worker's ``VIEWER``), ``local`` (local files parsed in slices),
-``updates`` (bytes in, and the JSON values the page gets back), ``gcpause`` (the cycle collector paused around a
-page load). Import from this package.
+Modules: ``viewer`` (the wire API: ``Viewer``, whose entry points the worker calls, and the worker's ``VIEWER``),
+``window`` (the window's state: journal, assembler, nodes), the features the API composes (``folder``,
+``compare_view``, ``sitesearch``, ``view_api``, ``inspector``, ``filters``, ``replay``), ``local`` (local files
+parsed in slices), ``updates`` (bytes in, and the JSON values the page gets back), ``guard`` (the entry points' last
+line of defence), ``gcpause`` (the cycle collector paused around a page load). Import from this package.
 """
 
 from .local import (

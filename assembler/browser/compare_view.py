@@ -1,11 +1,11 @@
-"""The viewer's "Compare two runs" (issue 24, the page side): two sessions' whole history pages folded, compared
-turn by turn (``assembler.compare``) and rendered by ``render.compare``, the renderer the CLI's ``compare`` uses.
+"""The viewer's "Compare two runs" (the page side): two sessions' whole history pages folded, compared turn by turn
+(``assembler.compare``) and rendered by ``render.compare``, the renderer the CLI's ``compare`` uses.
 
-Rules: the same contract as ``viewer``: arguments are plain values or bytes, results msgspec JSON bytes. Each side is
+Rules: arguments are plain values or bytes, results plain values the wire API (``viewer``) encodes. Each side is
 folded in an assembler of its own (``commands.exporting.fold_page``, as the CLI's ``compare`` and ``export`` do), so
-the chat window is left untouched; the comparison and both sides' nodes are kept until the next ``compare_open`` or
-``compare_close`` (the page asks for a turn's rows when it scrolls near it, and the export needs them). Every HTML
-string comes from ``render`` (escaped; the page inserts it as it inserts chat rows). A side whose page is not a valid
+the chat window is left untouched; the comparison and both sides' nodes are kept until the next ``open`` or
+``close`` (the page asks for a turn's rows when it scrolls near it, and the export needs them). Every HTML string
+comes from ``render`` (escaped; the page inserts it as it inserts chat rows). A side whose page is not a valid
 ``SessionPage`` or breaks the assembler contract is ``{"error": {side, text, ...}}``, naming the side. Pure apart from
 the timer.
 """
@@ -13,13 +13,14 @@ the timer.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
 
 from ..commands.exporting import fold_page, session_title
-from ..compare import Comparison, compare
+from ..compare import compare
+from ..comparison import Comparison
 from ..errors import AssemblerError
 from ..history import MessageIndex
 from ..records import EventRecord, decode_page
@@ -37,11 +38,10 @@ from ..render.compare import (
 from ..render.nodes import render_block_slice, render_section
 from ..render.toolrows import tool_error
 from ..views import NodeDisplay, ViewNode
-from .gcpause import page_load
 from .local import FileLoad
-from .updates import as_bytes, elapsed_ms, encode_json, error_value
+from .updates import as_bytes, elapsed_ms, error_value
 
-__all__ = ["CompareMixin"]
+__all__ = ["CompareView"]
 
 
 class _Side(msgspec.Struct, frozen=True):
@@ -72,48 +72,43 @@ def _side(ident: str, page: Any) -> _Side:
     return _Side(ident, title, nodes, displays, nodes_by_turn(nodes), len(session.records), {n.key: n for n in nodes})
 
 
-class CompareMixin:
-    """Entry points of ``Viewer`` for comparing two sessions."""
+class CompareView:
+    """The open comparison of two sessions, and the local files being read for its sides. ``folder_context`` gives a
+    file of the open folder its reader context (``folder.OpenFolder.context``)."""
 
-    _compared: _Compared | None = None
-    defer_gc: bool = False
-    _gc_owed: bool = False
+    def __init__(self, folder_context: Callable[[str], dict[str, Any] | None]) -> None:
+        self.folder_context = folder_context
+        self.compared: _Compared | None = None
+        # A local file's side (a file of the open folder, or the file opened last) is read here in slices, as a file
+        # the page opens is, into a load of its own (the chat window is left as it was); its whole-history page
+        # waits in ``staged`` for ``open``.
+        self.side_loads: dict[str, FileLoad] = {}
+        self.staged: dict[str, bytes] = {}
 
-    # A local file's side (a file of the open folder, or the file opened last) is read here in slices, as a file
-    # the page opens is, into a load of its own (the chat window is left as it was); its whole-history page waits in
-    # ``_staged`` for ``compare_open``.
-    _side_loads: dict[str, FileLoad] | None = None
-    _staged: dict[str, bytes] | None = None
-
-    def compare_file_begin(self, side: str, name: str, size: int = 0, key: str | None = None,
-                           local: str | None = None) -> None:
+    def file_begin(self, side: str, name: str, size: int = 0, key: str | None = None,
+                   local: str | None = None) -> None:
         """Starts reading side ``a``/``b`` from a local file (``key``: which session of a file holding several;
         ``local``: its path in the open folder, whose context its reader gets)."""
-        context = None
-        if local is not None:
-            folder_context = getattr(self, "folder_context", None)
-            context = folder_context(str(local)) if folder_context is not None else None
-        loads = self._side_loads = self._side_loads or {}
-        loads[_side_name(side)] = FileLoad(str(name), int(size), None if key is None else str(key), context)
-        if self._staged is not None:
-            self._staged.pop(_side_name(side), None)
+        context = self.folder_context(local) if local is not None else None
+        self.side_loads[_side_name(side)] = FileLoad(name, size, key, context)
+        self.staged.pop(_side_name(side), None)
 
-    def compare_file_feed(self, side: str, data: Any) -> bytes:
+    def file_feed(self, side: str, data: bytes | bytearray | memoryview) -> dict[str, bool]:
         """The next slice of side ``side``'s file: ``{go}`` (false once its parse has failed: read no more)."""
-        load = (self._side_loads or {}).get(_side_name(side))
+        load = self.side_loads.get(_side_name(side))
         if load is None:
-            return encode_json({"go": False})
-        load.feed(as_bytes(data))
-        return encode_json({"go": load.progress().get("error") is None})
+            return {"go": False}
+        load.feed(data)
+        return {"go": load.progress().get("error") is None}
 
-    def compare_file_finish(self, side: str) -> bytes:
+    def file_finish(self, side: str) -> dict[str, Any]:
         """Ends side ``side``'s read: ``{records, bytes, error}`` (``error``: why nothing can be compared, e.g. a file
         of no known format; a fault after some records is ``warning`` and what was read is kept). The whole-history
-        page is kept for ``compare_open`` (given ``None`` for that side)."""
+        page is kept for ``open`` (given ``None`` for that side)."""
         name = _side_name(side)
-        load = (self._side_loads or {}).pop(name, None)
+        load = self.side_loads.pop(name, None)
         if load is None:
-            return encode_json({"records": 0, "bytes": 0, "error": "no file is being read for this side"})
+            return {"records": 0, "bytes": 0, "error": "no file is being read for this side"}
         result = load.finish()
         outcome = load.outcome(result)
         error = outcome.get("error")
@@ -122,27 +117,24 @@ class CompareMixin:
             line = error.get("line")
             text = f"{load.name}{f':{line}' if line else ''}: {error.get('message') or error}"
         if not result.records:
-            return encode_json({"records": 0, "bytes": load.bytes_read,
-                                "error": text or "the file holds no session events"})
+            return {"records": 0, "bytes": load.bytes_read, "error": text or "the file holds no session events"}
         try:
             page = msgspec.json.encode(MessageIndex(result.records).session_page(None, None, None))
         except AssemblerError as exc:
-            return encode_json({"records": 0, "bytes": load.bytes_read, "error": str(exc)})
-        staged = self._staged = self._staged or {}
-        staged[name] = page
-        return encode_json({"records": len(result.records), "bytes": len(page), "error": None, "warning": text})
+            return {"records": 0, "bytes": load.bytes_read, "error": str(exc)}
+        self.staged[name] = page
+        return {"records": len(result.records), "bytes": len(page), "error": None, "warning": text}
 
-    @page_load
-    def compare_open(self, page_a: Any, page_b: Any, id_a: str, id_b: str) -> bytes:
+    def open(self, page_a: Any, page_b: Any, id_a: str, id_b: str) -> dict[str, Any]:
         """Folds and compares two ``SessionPage`` bytes (A the reference; ``None``: the page a local file's read
-        left for that side, ``compare_file_finish``): ``{title, labels: {a, b}, summary: HTML, counts, differences,
+        left for that side, ``file_finish``): ``{title, labels: {a, b}, summary: HTML, counts, differences,
         turns: [{index, match, matchLabel, title, differences}], records: {a, b}, ms}``, or ``{error: {side: "a"|"b",
-        id, text, ...}}``. The turns' headers and rows come from ``compare_turns``."""
+        id, text, ...}}``. The turns' headers and rows come from ``turns``."""
         t0 = time.perf_counter()
-        self._compared = None
-        staged, self._staged = self._staged or {}, None
+        self.compared = None
+        staged, self.staged = self.staged, {}
         sides: list[_Side] = []
-        for name, ident, page in (("a", str(id_a), page_a), ("b", str(id_b), page_b)):
+        for name, ident, page in (("a", id_a, page_a), ("b", id_b, page_b)):
             if page is None:
                 page = staged.get(name)
             try:
@@ -150,63 +142,61 @@ class CompareMixin:
                     raise ValueError("its local file was not read")
                 sides.append(_side(ident, page))
             except (AssemblerError, ValueError, TypeError) as exc:
-                return encode_json({"error": {**error_value(exc, "compare"), "side": name, "id": ident}})
+                return {"error": {**error_value(exc, "compare"), "side": name, "id": ident}}
         a, b = sides
         folded = elapsed_ms(t0)
         comparison = compare(a.nodes, b.nodes, failed=tool_error)
         named_a, named_b = a.title or a.id, b.title or b.id
         # Two runs of one task often share their title (their first prompt): then the ids tell them apart.
         title = f"{named_a} vs {named_b}" if named_a != named_b else f"{a.id} vs {b.id}: {named_a}"
-        self._compared = _Compared(a, b, comparison, title)
+        self.compared = _Compared(a, b, comparison, title)
         summary = session_summary_html(comparison, label_a=a.label, label_b=b.label)
         turns = [{"index": t.index, "match": t.match, "matchLabel": MATCH_LABELS[t.match], "title": turn_title(t),
                   "differences": t.differences} for t in comparison.turns]
-        return encode_json({"title": title, "labels": {"a": a.label, "b": b.label}, "summary": summary,
-                            "counts": msgspec.to_builtins(comparison.session.turns),
-                            "differences": comparison.session.differences,
-                            "differenceLabels": aspect_labels(comparison.session.differences), "turns": turns,
-                            "records": {"a": a.records, "b": b.records},
-                            "ms": {"fold": folded, "total": elapsed_ms(t0)}})
+        return {"title": title, "labels": {"a": a.label, "b": b.label}, "summary": summary,
+                "counts": msgspec.to_builtins(comparison.session.turns),
+                "differences": comparison.session.differences,
+                "differenceLabels": aspect_labels(comparison.session.differences), "turns": turns,
+                "records": {"a": a.records, "b": b.records}, "ms": {"fold": folded, "total": elapsed_ms(t0)}}
 
-    def compare_turns(self, indices: Sequence[int]) -> bytes:
+    def turns(self, indices: Sequence[int]) -> dict[str, Any]:
         """``{turns: {INDEX: {header, columns}}}``: the HTML of the aligned turns asked for (header: how it was
         matched and what differs; columns: each side's rows as the chat export renders them)."""
-        c = self._compared
+        c = self.compared
         if c is None:
-            return encode_json({"error": {"where": "compare", "text": "no comparison is open", "message": ""}})
+            return _NOT_OPEN
         out: dict[str, dict[str, str]] = {}
-        for i in indices:
-            index = int(i)
+        for index in indices:
             if 0 <= index < len(c.comparison.turns):
                 t = c.comparison.turns[index]
                 out[str(index)] = {"header": turn_header_html(t),
                                    "columns": turn_columns_html(t, c.a.groups, c.b.groups, c.a.displays,
                                                                 c.b.displays, lazy=True)}
-        return encode_json({"turns": out})
+        return {"turns": out}
 
-    def compare_section(self, side: str, key: str, block: int) -> bytes:
+    def section(self, side: str, key: str, block: int) -> dict[str, str]:
         """``{html}``: the body of a collapsed row of side ``a`` or ``b`` when it is opened (as ``render_section``;
         empty for an unknown row)."""
         node = self._node(side, key)
-        return encode_json({"html": "" if node is None else render_section(node, int(block))})
+        return {"html": "" if node is None else render_section(node, block)}
 
-    def compare_more(self, side: str, key: str, block: int, offset: int) -> bytes:
+    def more(self, side: str, key: str, block: int, offset: int) -> dict[str, str]:
         """``{html}``: the next slice of a long text of a row of side ``a`` or ``b`` (after its "Show more")."""
         node = self._node(side, key)
-        return encode_json({"html": "" if node is None else render_block_slice(node, int(block), int(offset))})
+        return {"html": "" if node is None else render_block_slice(node, block, offset)}
 
     def _node(self, side: str, key: str) -> ViewNode | None:
-        c = self._compared
+        c = self.compared
         if c is None:
             return None
-        return (c.b if side == "b" else c.a).by_key.get(str(key))
+        return (c.b if side == "b" else c.a).by_key.get(key)
 
-    def compare_export(self, fmt: str = "html") -> bytes:
+    def export(self, fmt: str = "html") -> dict[str, Any]:
         """``{text, name, ms}``: the open comparison as the CLI's ``compare`` writes it (``html`` or ``md``)."""
         t0 = time.perf_counter()
-        c = self._compared
+        c = self.compared
         if c is None:
-            return encode_json({"error": {"where": "compare", "text": "no comparison is open", "message": ""}})
+            return _NOT_OPEN
         fmt = "md" if fmt == "md" else "html"
         if fmt == "md":
             text = render_comparison_markdown(c.comparison, title=c.title, label_a=c.a.label, label_b=c.b.label)
@@ -214,12 +204,14 @@ class CompareMixin:
             text = render_comparison_html(c.comparison, title=c.title, label_a=c.a.label, label_b=c.b.label,
                                           nodes_a=c.a.nodes, nodes_b=c.b.nodes, displays_a=c.a.displays,
                                           displays_b=c.b.displays)
-        return encode_json({"text": text, "name": f"compare-{_stem(c.a.id)}-{_stem(c.b.id)}.{fmt}",
-                            "ms": elapsed_ms(t0)})
+        return {"text": text, "name": f"compare-{_stem(c.a.id)}-{_stem(c.b.id)}.{fmt}", "ms": elapsed_ms(t0)}
 
-    def compare_close(self) -> None:
+    def close(self) -> None:
         """Forgets the open comparison (both sides' nodes)."""
-        self._compared = None
+        self.compared = None
+
+
+_NOT_OPEN: dict[str, Any] = {"error": {"where": "compare", "text": "no comparison is open", "message": ""}}
 
 
 def _side_name(side: str) -> str:

@@ -39,9 +39,8 @@ from ..interop.claude_layout import (
 from ..logfile import DEFAULT_MAX_LINE_BYTES
 from ..store.loader import AnyLoader
 from .guard import CallOrderError
-from .updates import as_bytes, encode_json
 
-__all__ = ["LocalFolder", "FolderRead", "FolderMixin", "is_candidate"]
+__all__ = ["LocalFolder", "FolderRead", "OpenFolder", "is_candidate"]
 
 _FILE = msgspec.json.Decoder(list[dict[str, Any]])
 
@@ -224,58 +223,59 @@ class LocalFolder:
         return context or None
 
 
-class FolderMixin:
-    """The viewer's entry points for a local folder (``web/worker.mjs`` drives them): ``folder_open`` (the files'
-    ``[{path, size, lastModified}]`` as JSON bytes) → what to read first; ``folder_give`` each; ``folder_order``;
-    then per file ``folder_read_begin``, ``folder_read_feed`` (``{go: false}`` once its parse has failed: read no
-    more of it) and ``folder_read_finish`` → its entries; ``folder_entries`` → all of them, titled across files.
-    ``file_begin(..., local=PATH)`` opens one with its
-    context."""
+class OpenFolder:
+    """The folder the page opened last and the file of it being read (``web/worker.mjs`` drives it through the
+    wire API): ``open`` (the files' ``[{path, size, lastModified}]`` as JSON bytes) → what to read first; ``give``
+    each; ``order``; then per file ``read_begin``, ``read_feed`` (``{go: false}`` once its parse has failed: read no
+    more of it) and ``read_finish`` → its entries; ``entries`` → all of them, titled across files. ``context`` is a
+    file's reader context when it is opened."""
 
-    folder: LocalFolder | None = None
-    _folder_read: FolderRead | None = None
+    def __init__(self) -> None:
+        self.folder: LocalFolder | None = None
+        self.read: FolderRead | None = None
 
-    def folder_open(self, files: Any) -> bytes:
-        self.folder = LocalFolder(_FILE.decode(bytes(as_bytes(files))))
-        self._folder_read = None
-        return encode_json(self.folder.needs())
+    def open(self, files: bytes | bytearray | memoryview) -> dict[str, Any]:
+        self.folder = LocalFolder(_FILE.decode(bytes(files)))
+        self.read = None
+        return self.folder.needs()
 
-    def _open_folder(self) -> LocalFolder:
+    def _opened(self) -> LocalFolder:
         if self.folder is None:
             raise CallOrderError("a folder call before folder_open")
         return self.folder
 
-    def folder_give(self, kind: str, path: str, data: Any) -> None:
-        folder = self._open_folder()
+    def give(self, kind: str, path: str, data: bytes | bytearray | memoryview) -> None:
+        folder = self._opened()
         if kind == "sidecar":
-            folder.give_sidecar(str(path), as_bytes(data))
+            folder.give_sidecar(path, data)
         else:
-            folder.give_head(str(path), as_bytes(data))
+            folder.give_head(path, data)
 
-    def folder_order(self) -> bytes:
-        return encode_json(self._open_folder().order())
+    def order(self) -> list[str]:
+        return self._opened().order()
 
-    def folder_read_begin(self, path: str) -> None:
-        folder = self._open_folder()
+    def read_begin(self, path: str) -> None:
+        folder = self._opened()
         if path not in folder.files:
             raise CallOrderError(f"{path!r} is not a file of the open folder")
-        self._folder_read = FolderRead(folder, str(path))
+        self.read = FolderRead(folder, path)
 
-    def folder_read_feed(self, data: Any) -> bytes:
-        if self._folder_read is None:
+    def read_feed(self, data: bytes | bytearray | memoryview) -> dict[str, bool]:
+        if self.read is None:
             raise CallOrderError("folder_read_feed before folder_read_begin")
-        return encode_json({"go": self._folder_read.feed(as_bytes(data))})
+        return {"go": self.read.feed(data)}
 
-    def folder_read_finish(self) -> bytes:
-        read = self._folder_read
+    def read_finish(self) -> list[dict[str, Any]]:
+        read = self.read
         if read is None:
             raise CallOrderError("folder_read_finish before folder_read_begin")
-        self._folder_read = None
-        return encode_json(read.finish())
+        self.read = None
+        return read.finish()
 
-    def folder_entries(self) -> bytes:
+    def entries(self) -> list[dict[str, Any]]:
         """Every entry of the files read (``LocalFolder.entries``), in reading order."""
-        return encode_json(self._open_folder().entries())
+        return self._opened().entries()
 
-    def folder_context(self, path: str) -> dict[str, Any] | None:
-        return self.folder.context(str(path)) if self.folder is not None and path in self.folder.files else None
+    def context(self, path: str) -> dict[str, Any] | None:
+        """The reader context of ``path`` when it is a file of the open folder, else None."""
+        return self.folder.context(path) if self.folder is not None and path in self.folder.files else None

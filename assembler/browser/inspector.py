@@ -1,5 +1,5 @@
 """The request inspector, the context meter and the trajectory's failed requests, as plain JSON values for the page
-(which lays them out with ``textContent``; no HTML here), and the ``Viewer`` entry points that serve them.
+(which lays them out with ``textContent``; no HTML here).
 
 Rules: everything comes from ``requests.collect_attempts`` over the window the chat shows. A timing figure is given
 only when every time it uses passes ``views.is_recorded_time``; otherwise it is ``None`` with the reason beside it
@@ -19,10 +19,9 @@ from typing import Any
 from ..conversation import ConversationAssembler
 from ..views import is_recorded_time
 from .requests import CHARS_PER_TOKEN, Attempt, collect_attempts, estimate_tokens
-from .updates import encode_json
 
-__all__ = ["InspectorMixin", "request_value", "meter_value", "trajectory_requests", "with_failed_requests",
-           "window_attempts", "MAX_BARS", "SYSTEM_CHARS"]
+__all__ = ["inspect_request", "context_meter", "request_value", "meter_value", "trajectory_requests",
+           "with_failed_requests", "window_attempts", "MAX_BARS", "SYSTEM_CHARS"]
 
 MAX_BARS = 120
 """The meter draws at most this many bars: beyond, each bar stands for the fullest of a run of requests (a bar is a
@@ -295,27 +294,19 @@ def window_attempts(assembler: ConversationAssembler) -> list[Attempt]:
     return attempts
 
 
-class InspectorMixin:
-    """Entry points of ``Viewer``: ``request_inspector`` and ``context_meter``."""
+def inspect_request(assembler: ConversationAssembler, seq: int, step: bool = False) -> dict[str, Any]:
+    """The request whose first event is ``seq`` (a trajectory row's ``request``, a meter bar's ``seq``), or with
+    ``step`` the last request of the step whose row's ``seq`` it is: ``request_value``, or ``{"missing": seq}``."""
+    attempts = window_attempts(assembler)
+    if step:
+        index = next((i for i in range(len(attempts) - 1, -1, -1) if attempts[i].anchor == seq), None)
+    else:
+        index = next((i for i, a in enumerate(attempts) if a.seq == seq), None)
+    if index is None:
+        return {"missing": seq}
+    return request_value(attempts, index, assembler.has_more)
 
-    assembler: ConversationAssembler
 
-    def _attempts(self) -> list[Attempt]:
-        return window_attempts(self.assembler)
-
-    def request_inspector(self, seq: int, step: bool = False) -> bytes:
-        """The request whose first event is ``seq`` (a trajectory row's ``request``, a meter bar's ``seq``), or with
-        ``step`` the last request of the step whose row's ``seq`` it is: ``request_value``, or ``{"missing": seq}``."""
-        attempts = self._attempts()
-        seq = int(seq)
-        if step:
-            index = next((i for i in range(len(attempts) - 1, -1, -1) if attempts[i].anchor == seq), None)
-        else:
-            index = next((i for i, a in enumerate(attempts) if a.seq == seq), None)
-        if index is None:
-            return encode_json({"missing": seq})
-        return encode_json(request_value(attempts, index, self.assembler.has_more))
-
-    def context_meter(self) -> bytes:
-        """The context meter of the window (``meter_value``)."""
-        return encode_json(meter_value(self._attempts(), self.assembler.has_more))
+def context_meter(assembler: ConversationAssembler) -> dict[str, Any]:
+    """The context meter of the window (``meter_value``)."""
+    return meter_value(window_attempts(assembler), assembler.has_more)

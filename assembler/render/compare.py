@@ -1,4 +1,4 @@
-"""A comparison of two sessions (``assembler.compare``) as a static HTML page or as GitHub-flavoured Markdown.
+"""A comparison of two sessions (``assembler.comparison``) as a static HTML page or as GitHub-flavoured Markdown.
 
 Rules: the HTML page is the export's page (``document.static_page``: inline stylesheet, a CSP that allows no script
 at all); per aligned turn a header (how the turn was matched, a summary table, tool calls by name, argument
@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..compare import Comparison, SideTotals, ToolCount, TurnComparison, TurnSide, turns_of
+from ..comparison import Comparison, SideTotals, ToolCount, TurnComparison, TurnSide, turns_of
 from ..views import NodeDisplay, ViewNode
 from .document import render_article, static_page
 from .markdown import escape
@@ -31,7 +31,7 @@ __all__ = ["render_comparison_html", "render_comparison_markdown", "MATCH_LABELS
 MATCH_LABELS = {"same-prompt": "same prompt", "position": "paired by position (the prompts differ)",
                 "only-a": "only in A", "only-b": "only in B"}
 
-# The comparison's aspects (``compare.DIFFERENCE_ASPECTS``) as a reader names them.
+# The comparison's aspects (``comparison.DIFFERENCE_ASPECTS``) as a reader names them.
 ASPECT_LABELS = {"turns": "turns", "prompt": "prompts", "steps": "steps", "toolCalls": "tool calls",
                  "toolSequence": "call order", "arguments": "arguments", "toolErrors": "tool errors",
                  "retries": "retries", "tokens": "tokens", "duration": "duration", "finalText": "final text"}

@@ -247,7 +247,7 @@ def test_load_older_pages_a_local_file_without_expanding_it(viewer: Viewer) -> N
     assert page.locator("#load-older").is_hidden()
     text = viewer.render_all()
     assert "Older question 1\n" in text + "\n" and text.count("Older answer 35 ") == 1
-    inputs = viewer.run_python("import json\nfrom assembler.browser import VIEWER\njson.dumps(VIEWER.stats())")
+    inputs = viewer.run_python("import json\nfrom assembler.browser import VIEWER\njson.dumps(VIEWER.window.stats())")
     assert inputs["inputs"] == inputs["records"]
 
 

@@ -229,7 +229,7 @@ def test_row_filters_count_hide_and_keep_search_and_keys_honest(viewer: Viewer) 
     page = fresh(viewer, "tl-filter.jsonl", data)
     py, _ = cpython_rows(data)
     expected: dict[str, int] = {}
-    for node in py.chat.values():
+    for node in py.window.chat.values():
         if node.kind != "event":
             expected[row_facet(node)] = expected.get(row_facet(node), 0) + 1
     counts = facet_counts(page)
@@ -247,7 +247,7 @@ def test_row_filters_count_hide_and_keep_search_and_keys_honest(viewer: Viewer) 
     assert json.loads(page.evaluate("() => localStorage.getItem('transcript-viewer.hidden-rows')")) == [tool]
     assert "hidden" in page.inner_text("#row-filters .filter-note")
     # Search counts only the rows shown.
-    hidden_hits = sum(h[1] for h in json.loads(py.search("the"))["hits"] if row_facet(py.chat[h[0]]) == tool)
+    hidden_hits = sum(h[1] for h in json.loads(py.search("the"))["hits"] if row_facet(py.window.chat[h[0]]) == tool)
     total_after = page.evaluate("async () => (await window.transcriptViewer.search('the')).matches")
     assert total_after == total_before - hidden_hits
     page.evaluate("() => window.transcriptViewer.search('')")
@@ -260,7 +260,7 @@ def test_row_filters_count_hide_and_keep_search_and_keys_honest(viewer: Viewer) 
         focused = page.evaluate("() => document.activeElement.dataset.key")
         assert page.evaluate("(k) => window.transcriptViewer.view.metas.get(k).facet", focused) != tool
     # A link to a hidden row shows it anyway, and says so.
-    hidden_key, seq = next((n.key, n.anchorSeq) for n in py.chat.values() if row_facet(n) == tool)
+    hidden_key, seq = next((n.key, n.anchorSeq) for n in py.window.chat.values() if row_facet(n) == tool)
     page.evaluate("(s) => { location.hash = `#seq=${s}`; }", seq)
     page.wait_for_function("(k) => window.transcriptViewer.view.shownKeys().includes(k)", arg=hidden_key)
     assert "shown anyway" in page.inner_text("#row-filters .filter-note")

@@ -45,7 +45,7 @@ def cpython_viewer(data: bytes) -> PyViewer:
 def cpython_count(data: bytes, query: str) -> int:
     v = cpython_viewer(data)
     q = query.lower()
-    return sum(text.lower().count(q) for node in v.chat.values() if node.kind != "event"
+    return sum(text.lower().count(q) for node in v.window.chat.values() if node.kind != "event"
                for _, text in render.node_text_blocks(node))
 
 
@@ -218,7 +218,7 @@ def test_raw_records_of_a_packed_row_expand_on_demand(demo: tuple[Viewer, bytes]
     viewer, data = demo
     page = viewer.page
     v = cpython_viewer(data)
-    key = next(k for k in v.chat if any(r["packed"] for r in json.loads(v.records(k))["records"]))
+    key = next(k for k in v.window.chat if any(r["packed"] for r in json.loads(v.records(k))["records"]))
     expected = json.loads(v.records(key))["records"]
     page.evaluate("(k) => window.transcriptViewer.view.focusKey(k, {block: 'center'})", key)
     page.evaluate("() => window.transcriptViewer.idle()")

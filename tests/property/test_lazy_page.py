@@ -126,7 +126,8 @@ def test_every_viewer_entry_point_works_on_a_lazy_page() -> None:
     data = pages(3, 600)["packed"]
     viewer = Viewer()
     update = json.loads(viewer.load_page(data))
-    assert any(type(e.event.data.fragments) is LazyTexts for e in viewer.assembler.window if hasattr(e.event, "kind"))
+    assert any(type(e.event.data.fragments) is LazyTexts for e in viewer.window.assembler.window
+               if hasattr(e.event, "kind"))
     step = next(n["key"] for n in update["nodes"] if n["kind"] == "assistant-step")
     records = json.loads(viewer.records(step))
     assert "error" not in records

@@ -26,7 +26,7 @@ def check(server: LiveServer, updates: list[dict[str, Any]]) -> None:
     assert "error" not in a, a["error"]
     assert_continuous(packed)
     assert_continuous(plain)
-    assert packed.assembler.entry_count <= plain.assembler.entry_count
+    assert packed.window.assembler.entry_count <= plain.window.assembler.entry_count
 
 
 @settings(max_examples=300, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
@@ -51,9 +51,9 @@ def test_repacked_window_shows_what_the_scalar_window_shows(events: list[dict[st
             updates = server.snapshot(data.draw(st.integers(pos, n)))
         check(server, updates)
     same_view(*viewers)
-    while viewers[1].journal.has_more:
+    while viewers[1].window.journal.has_more:
         check(server, server.load_older())
         same_view(*viewers)
-    rows = viewers[0].repacker.rows
+    rows = viewers[0].window.repacker.rows
     event("rows made: " + ("3+" if rows >= 3 else str(rows)))
     assert row_count(viewers[0]) >= row_count(viewers[1])

@@ -250,3 +250,17 @@ def test_load_older_rerenders_the_row_that_loses_its_turn_divider() -> None:
     html = json.loads(viewer.render(list(resent)))["html"]
     assert "turn-divider" not in html[top]
     assert sum("turn-divider" in h for h in html.values()) == 1
+
+
+def test_every_entry_point_the_worker_calls_is_one_of_the_viewer() -> None:
+    """``web/*.mjs`` calls the Python viewer by name (``call("name", ...)``): each such name is a public method of
+    ``Viewer``, and each public method of ``Viewer`` is called by the worker (``reconnected`` by the tests' live
+    page, which reconnects without a snapshot frame)."""
+    import re
+    from pathlib import Path
+
+    web = Path(__file__).resolve().parents[2] / "web"
+    called = {m for path in web.glob("*.mjs") for m in re.findall(r'\bcall\("([a-z_]+)"', path.read_text("utf-8"))}
+    public = {n for n in dir(Viewer) if not n.startswith("_") and callable(getattr(Viewer, n))}
+    assert called and called <= public, sorted(called - public)
+    assert public - called == {"reconnected"}

@@ -54,17 +54,17 @@ def test_trajectory_rows_one_per_step_with_times_from_a_recorded_log() -> None:
     viewer = opened(demo_bytes())
     rows = J(viewer.trajectory_view())["rows"]
     steps = [r for r in rows if r["kind"] == "step"]
-    expected = [n for n in viewer.trajectory_nodes.values() if n.kind == "trajectory-assistant-step"]
+    expected = [n for n in viewer.window.trajectory_nodes.values() if n.kind == "trajectory-assistant-step"]
     assert len(steps) == len(expected) > 0
     for row in steps:
         assert row["status"] in {"running", "complete", "error", "retried"}
-        chat = viewer.chat[row["chatKey"]]
+        chat = viewer.window.chat[row["chatKey"]]
         assert chat.kind == "assistant-step" and (chat.location.turn, chat.location.step) == (row["turn"], row["step"])
         assert row["durationMs"] is not None and row["durationMs"] >= 0
         bar = row["bar"]
         assert bar is not None and 0 <= bar["left"] <= 1 and 0 < bar["left"] + bar["width"] <= 1
         for tool in row["tools"]:
-            assert tool["key"] is None or viewer.chat[tool["key"]].kind == "tool"
+            assert tool["key"] is None or viewer.window.chat[tool["key"]].kind == "tool"
     assert any(r["model"] == "demo-model-1" for r in steps)
     assert any(r["tools"] for r in steps)
 
@@ -97,7 +97,7 @@ def test_context_is_the_surface_of_the_whole_log(rel: str) -> None:
     for message in value["messages"]:
         assert message["role"] in {"user", "assistant", "tool", "system"}
         for key in message["links"]:
-            assert key in viewer.chat
+            assert key in viewer.window.chat
 
 
 def test_context_shows_the_shadowed_messages_under_the_compaction_summary() -> None:
@@ -120,7 +120,7 @@ def test_context_shows_the_shadowed_messages_under_the_compaction_summary() -> N
 
 def cpython_count(viewer: Viewer, query: str) -> int:
     q = query.lower()
-    return sum(text.lower().count(q) for node in viewer.chat.values() if node.kind != "event"
+    return sum(text.lower().count(q) for node in viewer.window.chat.values() if node.kind != "event"
                for _, text in render.node_text_blocks(node))
 
 
@@ -138,9 +138,9 @@ def test_search_finds_a_match_spanning_fragments_of_one_packed_row() -> None:
     value = J(viewer.search(query))
     assert value["total"] >= 1 and value["total"] == cpython_count(viewer, query)
     assert value["total"] == sum(h[1] for h in value["hits"])
-    keys = list(viewer.chat)
+    keys = list(viewer.window.chat)
     assert [h[0] for h in value["hits"]] == sorted((h[0] for h in value["hits"]), key=lambda k: (
-        viewer.chat[k].anchorSeq, keys.index(k)))
+        viewer.window.chat[k].anchorSeq, keys.index(k)))
 
 
 @pytest.mark.parametrize("query", ["the", "bash", "README", "def ", "zzz-no-such-text"])
@@ -152,11 +152,11 @@ def test_search_counts_equal_cpython_counts(query: str) -> None:
 
 def test_search_includes_reasoning_and_tool_results() -> None:
     viewer = opened(demo_bytes())
-    think = next(n for n in viewer.chat.values() for k, t in render.node_text_blocks(n) if k == "think" and t)
+    think = next(n for n in viewer.window.chat.values() for k, t in render.node_text_blocks(n) if k == "think" and t)
     text = next(t for k, t in render.node_text_blocks(think) if k == "think")
     hit = J(viewer.search(text[:12]))
     assert think.key in [h[0] for h in hit["hits"]]
-    tool = next(n for n in viewer.chat.values() if n.kind == "tool")
+    tool = next(n for n in viewer.window.chat.values() if n.kind == "tool")
     result = render.node_text_blocks(tool)[1][1]
     assert tool.key in [h[0] for h in J(viewer.search(result[:10]))["hits"]]
 
@@ -169,7 +169,7 @@ def test_raw_records_of_a_packed_row_are_summarised_then_expanded_on_demand() ->
     viewer = opened(data)
     lines = {json.loads(line).get("seq"): json.loads(line) for line in data.splitlines()[1:]}
     found = False
-    for key in viewer.chat:
+    for key in viewer.window.chat:
         records = J(viewer.records(key))["records"]
         assert records, key
         for i, rec in enumerate(records):
@@ -215,7 +215,7 @@ def test_export_of_a_fetched_page() -> None:
     viewer = opened(data)
     records = parse_session_bytes(data).records
     page = storage_page_bytes(records)
-    viewer.index = None  # a served session: the page brings the records
+    viewer.window.index = None  # a served session: the page brings the records
     value = J(viewer.export("html", "session", "", page))
     assert value["text"].count("<article") == J(viewer.export("html", "window", ""))["text"].count("<article")
     assert MessageIndex(records).event_count > 0
@@ -226,8 +226,9 @@ def test_export_markdown_equals_the_cli_markdown_of_the_same_nodes() -> None:
     viewer = opened(data)
     value = J(viewer.export("md", "session", "Demo"))
     assert value["name"] == "Demo.md"
-    nodes = list(viewer._ordered())
-    assert value["text"] == render.render_markdown(nodes, title="Demo", displays=viewer.assembler.display.display)
+    nodes = list(viewer.window.ordered())
+    displays = viewer.window.assembler.display.display
+    assert value["text"] == render.render_markdown(nodes, title="Demo", displays=displays)
     header, batches = demo_session()
     prompts = [e["data"]["content"][0]["text"] for b in batches for e in b if e["type"] == "user/message"]
     for prompt in prompts:
@@ -295,13 +296,13 @@ def test_a_page_load_pauses_the_cycle_collector_and_resumes_it() -> None:
     page = pages(2, 100)["packed"]
     viewer = Viewer()
     seen: list[bool] = []
-    real = viewer.reset
+    real = viewer.window.reset
 
     def spy() -> None:
         seen.append(gc.isenabled())
         real()
 
-    viewer.reset = spy  # type: ignore[method-assign]
+    viewer.window.reset = spy  # type: ignore[method-assign]
     assert gc.isenabled()
     viewer.load_page(page)
     assert seen == [False] and gc.isenabled()

@@ -12,7 +12,8 @@ import pytest
 
 from assembler.cli import main
 from assembler.commands.exporting import fold_page
-from assembler.compare import Comparison, compare
+from assembler.compare import compare
+from assembler.comparison import Comparison
 from assembler.history import MessageIndex
 from assembler.logfile import parse_session_bytes
 from assembler.textdiff import word_diff
@@ -181,7 +182,7 @@ def test_word_diff_runs_rebuild_both_texts() -> None:
 
 
 def test_every_aspect_has_words() -> None:
-    from assembler.compare import DIFFERENCE_ASPECTS
+    from assembler.comparison import DIFFERENCE_ASPECTS
     from assembler.render.compare import ASPECT_LABELS, aspect_labels
 
     assert set(ASPECT_LABELS) == set(DIFFERENCE_ASPECTS)

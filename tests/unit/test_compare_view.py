@@ -136,7 +136,7 @@ def test_local_files_are_read_per_side_and_compared_without_touching_the_window(
     assert read_b["error"] is None and read_b["warning"].startswith(f"bad.jsonl:{cut + 1}: invalid JSON")
     out = value(v.compare_open(None, None, "folder:a.jsonl", "folder:bad.jsonl"))
     assert [t["match"] for t in out["turns"]] == ["same-prompt", "same-prompt"]
-    assert len(v.chat) == 0  # the chat window was left as it was
+    assert len(v.window.chat) == 0  # the chat window was left as it was
     # Nothing readable is an error; a side never read is named when compared.
     v.compare_file_begin("a", "notes.txt", 5)
     v.compare_file_feed("a", b"hello")

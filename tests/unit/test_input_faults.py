@@ -104,7 +104,7 @@ def test_browser_entry_points_answer_an_internal_error_instead_of_raising(monkey
     def broken(*args: object, **kwargs: object) -> None:
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr(viewer, "_replace", broken)
+    monkeypatch.setattr(viewer.window, "replace", broken)
     data = _demo_bytes()
     viewer.file_begin("d.jsonl", len(data))
     viewer.file_feed(data)

@@ -164,15 +164,41 @@ def test_a_package_face_exports_exactly_its_all(package: str) -> None:
 
 
 def test_the_architecture_report_maps_every_module_and_no_import_runs_back_up() -> None:
-    """``scripts/arch_report.py`` names a part for every module, and no import goes from a part to a later one
-    (render never reaches into the engine; the engine never imports an edge)."""
+    """``scripts/arch_report.py`` names a part for every module, and no import, lazy ones included, goes from a part
+    to a later one (the engine never imports an edge) or from render into the engine (``arch_report.ENGINE``)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
     try:
         import arch_report
     finally:
         sys.path.pop(0)
     assert arch_report.unmapped() == []
-    rank = {p: i for i, p in enumerate(arch_report.ORDER)}
-    back = {edge: via for edge, via in arch_report.graph(lazy=False).items()
-            if rank[edge[1]] > rank[edge[0]] and edge[0] != "Perf"}
-    assert back == {}
+    wrong = {edge: via for edge, via in arch_report.graph(lazy=True).items() if arch_report.wrong_way(*edge)}
+    assert wrong == {}
+    assert arch_report.wrong_way("Render", "Assembly") and arch_report.wrong_way("Assembly", "Edges")
+    assert not arch_report.wrong_way("Render", "Views")
+
+
+def test_the_browser_edge_is_composed_not_mixed_in() -> None:
+    """``assembler.browser``: the wire API (``viewer.Viewer``) composes the window and the features, each a plain
+    class or function given the state it needs: no class inherits from another of the package (no mixins), no
+    module reads a private name of another object (``obj._x``, only ``self._x``) or imports one, and nothing is
+    patched onto a class (``setattr``)."""
+    problems = []
+    trees = {path: ast.parse(path.read_text(encoding="utf-8"))
+             for path in sorted((ROOT / "assembler" / "browser").glob("*.py"))}
+    ours = {n.name for tree in trees.values() for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    for path, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                bases = [ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases]
+                if any(b in ours or b.endswith("Mixin") for b in bases):
+                    problems.append(f"{path.name}:{node.lineno}: {node.name}({', '.join(bases)})")
+            elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                if not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+                    problems.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+            elif isinstance(node, ast.ImportFrom) and node.level:
+                problems.extend(f"{path.name}:{node.lineno}: imports {a.name}" for a in node.names
+                                if a.name.startswith("_"))
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+                problems.append(f"{path.name}:{node.lineno}: setattr")
+    assert problems == []

@@ -58,8 +58,8 @@ def test_a_block_end_leaves_one_row_for_the_block() -> None:
     server = follow(s)
     run(server)
     packed, plain = server.viewers
-    assert [type(e) for e in packed.assembler.window] == [EventRecord, EventRecord, ChunksRecord, EventRecord]
-    assert plain.assembler.entry_count == 13 and packed.repacker.saved == 9
+    assert [type(e) for e in packed.window.assembler.window] == [EventRecord, EventRecord, ChunksRecord, EventRecord]
+    assert plain.window.assembler.entry_count == 13 and packed.window.repacker.saved == 9
     assert_continuous(packed)
     same_view(packed, plain)
 
@@ -69,9 +69,9 @@ def test_a_block_that_never_ends_stays_scalar_until_its_step_ends() -> None:
     s.step_end(1, 1)
     server = follow(s)
     run(server, 12)
-    assert row_count(server.viewers[0]) == 0 and server.viewers[0].assembler.entry_count == 12
+    assert row_count(server.viewers[0]) == 0 and server.viewers[0].window.assembler.entry_count == 12
     run(server)
-    assert row_count(server.viewers[0]) == 1 and server.viewers[0].assembler.entry_count == 4
+    assert row_count(server.viewers[0]) == 1 and server.viewers[0].window.assembler.entry_count == 4
     same_view(*server.viewers)
 
 
@@ -89,15 +89,15 @@ def test_interleaved_blocks_pack_only_their_own_runs() -> None:
     server = follow(s)
     run(server)
     packed, plain = server.viewers
-    rows = [e for e in packed.assembler.window if type(e) is ChunksRecord]
+    rows = [e for e in packed.window.assembler.window if type(e) is ChunksRecord]
     assert [(r.event.type, r.event.seq) for r in rows] == [("chunkrow/text-chunks", 2), ("chunkrow/text-chunks", 9)]
-    assert (1, 1) in packed.repacker.open  # the tool call's block has not ended
+    assert (1, 1) in packed.window.repacker.open  # the tool call's block has not ended
     same_view(packed, plain)
     s.step_end(1, 1)
     run(server)
-    assert [r.event.type for r in packed.assembler.window if type(r) is ChunksRecord] == [
+    assert [r.event.type for r in packed.window.assembler.window if type(r) is ChunksRecord] == [
         "chunkrow/text-chunks", "chunkrow/tool-call-chunks", "chunkrow/text-chunks"]
-    assert not packed.repacker.open
+    assert not packed.window.repacker.open
     same_view(packed, plain)
 
 
@@ -137,11 +137,11 @@ def test_older_pages_join_a_repacked_window() -> None:
     server = follow(s, cut, max_messages=1)
     run(server)
     packed, plain = server.viewers
-    while plain.journal.has_more:
+    while plain.window.journal.has_more:
         server.load_older()
         assert_continuous(packed)
         same_view(packed, plain)
-    assert packed.assembler.entry_count < plain.assembler.entry_count
+    assert packed.window.assembler.entry_count < plain.window.assembler.entry_count
 
 
 def test_closed_scopes() -> None:
@@ -163,15 +163,15 @@ def test_the_assembler_refuses_a_swap_that_does_not_match_its_window() -> None:
     server = LiveServer(s.events, [viewer])
     server.snapshot(2)
     run(server)
-    asm = viewer.assembler
+    asm = viewer.window.assembler
     deltas = list(asm.window[2:8])
     packed = Viewer(repack_live=True)
     LiveServer(s.events, [packed]).snapshot(len(s.events))  # the snapshot page packs the run
-    (row,) = [e for e in packed.assembler.window if type(e) is ChunksRecord]
+    (row,) = [e for e in packed.window.assembler.window if type(e) is ChunksRecord]
     assert isinstance(row, ChunksRecord)
     before = list(asm.window)
     assert not asm.repack(deltas[:5], row)  # does not cover the row's seqs
-    assert not asm.repack(list(packed.assembler.window[:1]), row)  # not this window's entries
+    assert not asm.repack(list(packed.window.assembler.window[:1]), row)  # not this window's entries
     assert list(asm.window) == before
     assert asm.repack(deltas, row)
     assert asm.entry_count == len(before) - 5 and asm.has_seq(5)
@@ -230,9 +230,9 @@ def test_a_running_step_whose_only_visible_block_empties_keeps_a_hidden_node() -
     server = follow(s)
     run(server)
     packed, plain = server.viewers
-    (node,) = plain.chat.values()
+    (node,) = plain.window.chat.values()
     assert node.kind == "assistant-step" and node.visibility == "hidden" and node.data.status == "running"
     assert node.data.firstVisibleSeq == 2
     same_view(packed, plain)
-    fresh = assemble(list(plain.assembler.window), plain.assembler.has_more, default_definitions())
+    fresh = assemble(list(plain.window.assembler.window), plain.window.assembler.has_more, default_definitions())
     assert msgspec.json.encode(fresh.chat) == nodes_json(plain)

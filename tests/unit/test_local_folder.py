@@ -169,7 +169,7 @@ def test_a_resumed_session_lists_and_opens_only_what_its_project_did_not_hold_be
     # Opened from the list, each copied record is kept raw, naming the file that holds it first.
     value = open_entry(viewer, projects, entries["0resumed.jsonl"])
     assert value["error"] is None
-    raws = [e for e in viewer.load_result.records if e["type"] == "interop/raw"]  # type: ignore[union-attr]
+    raws = [e for e in viewer.window.load_result.records if e["type"] == "interop/raw"]  # type: ignore[union-attr]
     duplicates = [e["data"]["duplicateOf"] for e in raws if "duplicateOf" in e["data"]]
     assert len(duplicates) == sum(1 for r in records_of(original) if "uuid" in json.loads(r))  # every record with one
     assert {d["file"] for d in duplicates} == {f"projects/-src-experiments-claude_p/{PARENT}.jsonl"}
@@ -179,7 +179,7 @@ def test_a_resumed_session_lists_and_opens_only_what_its_project_did_not_hold_be
     alone_viewer.file_begin(resumed.name, len(data))
     alone_viewer.file_feed(data)
     json.loads(alone_viewer.file_finish(True))
-    assert not any("duplicateOf" in e["data"] for e in alone_viewer.load_result.records  # type: ignore[union-attr]
+    assert not any("duplicateOf" in e["data"] for e in alone_viewer.window.load_result.records  # type: ignore[union-attr]
                    if e["type"] == "interop/raw")
 
 

@@ -95,7 +95,7 @@ def test_a_claude_code_screenshot_shows_in_the_page_and_the_html_export() -> Non
     assert f'src="data:image/png;base64,{source["data"]}"' in html
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
     assert csp is not None and "img-src data:" in csp.group(1) and "script-src" not in csp.group(1)
-    rows = json.loads(viewer.render(list(viewer.chat)))["html"]  # the page's rows, as the worker renders them
+    rows = json.loads(viewer.render(list(viewer.window.chat)))["html"]  # the page's rows, as the worker renders them
     user = next(html for html in rows.values() if 'class="user-message' in html)
     assert f'<img class="attached-image" src="data:image/png;base64,{source["data"]}"' in user
     assert "[image" not in user  # the picture itself, not its label beside it

@@ -86,8 +86,8 @@ def test_a_projected_fixture_has_no_actual_durations() -> None:
 
 def test_every_chat_row_has_one_facet_matching_its_kind() -> None:
     viewer = opened(demo_bytes())
-    facets = {key: row_facet(node) for key, node in viewer.chat.items()}
-    for key, node in viewer.chat.items():
+    facets = {key: row_facet(node) for key, node in viewer.window.chat.items()}
+    for key, node in viewer.window.chat.items():
         facet = facets[key]
         if node.kind == "tool":
             assert facet == f"tool:{node.data.name}"
@@ -105,7 +105,7 @@ def test_every_chat_row_has_one_facet_matching_its_kind() -> None:
 
 def test_node_meta_sends_the_facet() -> None:
     viewer = opened(demo_bytes())
-    for node in viewer.chat.values():
+    for node in viewer.window.chat.values():
         meta = node_meta(node, 0)
         assert (meta.facet, meta.think) == (row_facet(node), has_thinking(node))
 
@@ -116,20 +116,20 @@ def test_search_shown_skips_hidden_kinds_and_hidden_think_sections() -> None:
     assert every["total"] > 0
     same = json.loads(viewer.search_shown("the", False, []))
     assert (same["total"], same["hits"]) == (every["total"], every["hits"])
-    kinds = {row_facet(n) for n in viewer.chat.values()}
+    kinds = {row_facet(n) for n in viewer.window.chat.values()}
     for facet in kinds:
         value = json.loads(viewer.search_shown("the", False, [facet]))
         keys = {h[0] for h in value["hits"]}
-        assert all(row_facet(viewer.chat[k]) != facet for k in keys)
-        expected = sum(h[1] for h in every["hits"] if row_facet(viewer.chat[h[0]]) != facet)
+        assert all(row_facet(viewer.window.chat[k]) != facet for k in keys)
+        expected = sum(h[1] for h in every["hits"] if row_facet(viewer.window.chat[h[0]]) != facet)
         if facet != "thinking":
             assert value["total"] == expected
     no_think = json.loads(viewer.search_shown("the", False, ["thinking"]))
-    think_text = sum(reader_text(text).lower().count("the") for n in viewer.chat.values() if row_facet(n) != "thinking"
-                     for k, text in render.node_text_blocks(n) if k == "think")
+    think_text = sum(reader_text(text).lower().count("the") for n in viewer.window.chat.values()
+                     if row_facet(n) != "thinking" for k, text in render.node_text_blocks(n) if k == "think")
     assert think_text > 0  # the demo's steps reason: the case is exercised
     assert no_think["total"] == sum(h[1] for h in every["hits"]
-                                    if row_facet(viewer.chat[h[0]]) != "thinking") - think_text
+                                    if row_facet(viewer.window.chat[h[0]]) != "thinking") - think_text
 
 
 def test_a_turn_of_a_wrong_type_is_no_turn_of_the_timeline() -> None:
