@@ -230,23 +230,28 @@ class SessionRegistry:
         try:
             return spool.files()
         except RemoteError as exc:
-            log.warning("cannot list %s: %s", spool.url, exc.strerror)
+            log.warning("cannot list %s: %s", spool.shown, exc.strerror)
             return iter(())
 
-    def fetch(self, path: Path) -> None:
+    def remote_root(self, path: Path, root: Path | None = None) -> RemoteRoot | None:
+        """The object storage root a file is the spool copy of (``root``: the one a walk found it under; else the
+        last scan's), None for a local file."""
+        return self.remote.get(root if root is not None else self._root_of.get(path, path))
+
+    def fetch(self, path: Path, root: Path | None = None) -> None:
         """Bring a file of an object storage root up to its listed version (nothing for a local file). Blocking.
 
         Raises:
             RemoteError: the object cannot be read now.
         """
-        spool = self.remote.get(self._root_of.get(path, path))
+        spool = self.remote_root(path, root)
         if spool is not None:
             spool.ensure(path)
 
-    def location(self, path: Path) -> str | None:
+    def location(self, path: Path, root: Path | None = None) -> str | None:
         """Where a file of an object storage root lives (``s3://bucket/key``), to name it in messages; None for a
         local file."""
-        spool = self.remote.get(self._root_of.get(path, path))
+        spool = self.remote_root(path, root)
         return spool.location_of(path) if spool is not None else None
 
     async def rescan(self) -> dict[str, Path]:
