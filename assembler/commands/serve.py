@@ -10,7 +10,8 @@ printed, and its absence is a warning (the API is still served). ``--open`` open
 listens (connections wait in its backlog until the server accepts them), from a thread: a console browser would
 otherwise hold the server back; no browser is a message with the URL to open, not an error. The search index
 (``server.indexer``) lives in ``--index-dir`` (default under ``$XDG_CACHE_HOME``), its file printed (one per set of
-served roots; a bucket's named by its location, so serving it again reuses its index); ``--no-index`` turns it off; an SQLite without FTS5 or an index folder that cannot be written is an error naming ``--no-index``.
+served roots; a bucket's named by its location, so serving it again reuses its index); ``--no-index`` turns it off; an
+SQLite without FTS5 or an index folder that cannot be written is an error naming ``--no-index``.
 """
 
 from __future__ import annotations

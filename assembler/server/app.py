@@ -238,9 +238,10 @@ def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.
     other is 421. A log line longer than ``max_line_bytes`` stops that file's parse with an error naming it; parsed
     sessions kept for pages hold at most ``cache_bytes`` of file bytes (least recently used evicted).
 
-    ``index_dir``: keep the cross-session search index (``indexer``) in this folder, one file per set of roots
-    (an object storage root named by its location, so a restart finds its index), indexed by a thread that runs while the app does (its lifespan) and looks for changes every
-    ``index_interval`` seconds; ``app.state.indexer`` (None without ``index_dir``: ``/api/search`` is then 404).
+    ``index_dir``: keep the cross-session search index (``indexer``) in this folder, one file per set of roots (an
+    object storage root named by its location, so a restart finds its index), indexed by a thread that runs while the
+    app does (its lifespan) and looks for changes every ``index_interval`` seconds; ``app.state.indexer`` (None without
+    ``index_dir``: ``/api/search`` is then 404).
 
     Raises:
         ValueError: a malformed ``allowed_hosts`` name.

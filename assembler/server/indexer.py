@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ def index_key(registry: Any, path: Path, root: Path | None = None) -> str | None
     return str(path) if spool is None else spool.key_of(path)
 
 
-def index_file_name(roots: list[tuple[str, str | Path]]) -> str:
+def index_file_name(roots: Sequence[tuple[str, str | Path]]) -> str:
     """One index per set of served roots (``index_roots``): ``sessions-<first root's name>-<hash of the
     roots>.fts5.sqlite3``."""
     import hashlib

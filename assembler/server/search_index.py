@@ -11,7 +11,9 @@ Schema (``SCHEMA_VERSION``; a file of another version is rebuilt from nothing, i
 
 ``files.path`` is what the indexer names a file by (its path, or an object's location: ``indexer.index_key``) and
 ``tag`` the object's ETag ('' for a local file); a version-2 file made before ``tag`` gains the column (empty), so
-its local files are not indexed again. Rules: every write is one ``BEGIN IMMEDIATE`` … ``COMMIT`` transaction (a crash or an error rolls back: the index
+its local files are not indexed again.
+
+Rules: every write is one ``BEGIN IMMEDIATE`` … ``COMMIT`` transaction (a crash or an error rolls back: the index
 is the old one, whole); the journal is WAL, so a reader's own connection (``reader``) is never blocked by the
 writer. Re-indexing a file writes only the rows whose text or seq changed (``digest``), deletes the rows that are
 gone and leaves the others alone, so a grown file's old rows are never indexed twice. Snippets carry

@@ -161,12 +161,12 @@ Found = tuple[int | str, str]
 class Scanner:
     """The secrets in one session's published files: pages (``page``) and its list entry (``value``).
 
-    A session's pages repeat its records (the first page, the older ones and the whole session), so each distinct
-    text is scanned once (``find``'s answers are kept until the scanner is dropped), and a page of the same bytes as
-    one scanned before (the whole session of a session that fits on its first page) is not walked again. A page is walked as decoded
-    JSON: a row's fragments as one text (a secret's seq is its fragment's), every other string wherever it is
-    (message texts, tool arguments and results, reasoning, titles, the original record an interop event keeps),
-    dict keys excepted (they are the schema's names).
+    A session's pages repeat its records (the first page, the older ones and the whole session), so each distinct text
+    is scanned once (``find``'s answers are kept until the scanner is dropped), and a page of the same bytes as one
+    scanned before (the whole session of a session that fits on its first page) is not walked again. A page is walked as
+    decoded JSON: a row's fragments as one text (a secret's seq is its fragment's), every other string wherever it is
+    (message texts, tool arguments and results, reasoning, titles, the original record an interop event keeps), dict
+    keys excepted (they are the schema's names).
     """
 
     def __init__(self) -> None:

@@ -480,6 +480,35 @@ def test_serve_searches_the_bucket_as_the_local_folder_and_keeps_its_index(bucke
     assert sorted(p.name for p in (tmp_path / "idx").iterdir() if p.name.endswith(".sqlite3")) == [index_file.name]
 
 
+def test_an_object_that_cannot_be_fetched_is_indexed_at_the_next_pass(bucket: str, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    from assembler.server.remote_root import RemoteRoot
+    from assembler.store.remote import RemoteError
+
+    ensure = RemoteRoot.ensure
+
+    def failing(self: RemoteRoot, path: Path) -> None:
+        if path.name == "rollout.jsonl":
+            raise RemoteError("the store refused the read")
+        ensure(self, path)
+
+    monkeypatch.setattr(RemoteRoot, "ensure", failing)
+    app, remote = _indexed(bucket, tmp_path / "idx")  # no lifespan: the test runs the passes
+    indexer = app.state.indexer
+    indexer.run_pass()
+    indexer.run_pass()
+    assert indexer.indexed == 5 and indexer.progress() == {"done": 5, "pending": 1}
+    warnings = [r.getMessage() for r in caplog.records if "cannot index" in r.getMessage()]
+    assert warnings == [f"cannot index {bucket}/codex/rollout.jsonl: the store refused the read"]  # said once
+    monkeypatch.setattr(RemoteRoot, "ensure", ensure)
+    indexer.run_pass()
+    assert indexer.indexed == 6 and indexer.progress() == {"done": 6, "pending": 0}
+    hits = _search(remote, _words(Path(indexer.registry.roots[0][1]) / "codex/rollout.jsonl", 1)[0])["results"]
+    assert "codex/rollout" in {h["session"] for h in hits}
+    indexer.store.close()
+
+
 def test_locations_are_named_and_printed_without_credentials_or_query() -> None:
     from assembler.store.remote import location_key, remote_name, shown
 
