@@ -10,7 +10,7 @@ hosts that serve precompressed files (nginx ``gzip_static``, ``brotli_static``; 
 than the plain file; an old variant that is no longer kept is removed (a host must never serve a stale one).
 Already-compressed files (``COMPRESSED``) get none.
 The same bytes written twice in a row (a session's first page is its whole session when it holds one page) are
-compressed once (the last ``_PACKED_KEPT`` files' variants are kept by content).
+compressed once (the variants of the last ``_PACKED_KEPT`` files under ``GZIP_FAST_BYTES`` are kept by content).
 """
 
 from __future__ import annotations
@@ -103,7 +103,10 @@ _packed: dict[tuple[bytes, str], bytes] = {}  # (sha256 of the bytes, suffix) ->
 
 
 def _pack(data: bytes, suffix: str, compress: Callable[[bytes], bytes]) -> bytes:
-    """``compress(data)``, once for the same bytes written again soon after."""
+    """``compress(data)``, once for the same bytes written again soon after (pages: a file of ``GZIP_FAST_BYTES``
+    or more is never kept)."""
+    if len(data) >= GZIP_FAST_BYTES:
+        return compress(data)
     key = (hashlib.sha256(data).digest(), suffix)
     packed = _packed.get(key)
     if packed is None:
