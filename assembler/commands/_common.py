@@ -14,7 +14,7 @@ from ..store import zstd
 from ..store.atomic import reason_of
 from ..store.jsonl import SessionStream
 from ..store.open import load_any, sniff
-from ..store.remote import is_remote, probe
+from ..store.remote import is_remote, probe, shown
 from ._output import error, error_from
 
 __all__ = ["load", "stream", "Loaded", "warn_faults", "report_problems", "Progress", "fail", "configure",
@@ -151,8 +151,9 @@ def stream(path: str, *, strict: bool = False, pack_deltas: bool = False) -> Ses
 
 
 def missing_roots(paths: list[str]) -> tuple[str, str] | None:
-    """The first of ``serve``'s or ``publish``'s paths that cannot be used, with why: a local path that does not
-    exist, a location in object storage that cannot be listed (``store.remote.probe``). None: all can."""
+    """The first of ``serve``'s or ``publish``'s paths that cannot be used (as it may be printed:
+    ``store.remote.shown``), with why: a local path that does not exist, a location in object storage that cannot be
+    listed (``store.remote.probe``). None: all can."""
     import os
 
     for path in paths:
@@ -160,7 +161,7 @@ def missing_roots(paths: list[str]) -> tuple[str, str] | None:
             try:
                 probe(path)
             except OSError as exc:
-                return path, reason_of(exc)
+                return shown(path), reason_of(exc)
         elif not os.path.exists(path):
             return path, "no such file or folder"
     return None

@@ -9,8 +9,9 @@ SIGTERM ends the follow streams, then the server, with one line. The viewer at `
 printed, and its absence is a warning (the API is still served). ``--open`` opens the default browser once the socket
 listens (connections wait in its backlog until the server accepts them), from a thread: a console browser would
 otherwise hold the server back; no browser is a message with the URL to open, not an error. The search index
-(``server.indexer``) lives in ``--index-dir`` (default under ``$XDG_CACHE_HOME``), its file printed; ``--no-index``
-turns it off; an SQLite without FTS5 or an index folder that cannot be written is an error naming ``--no-index``.
+(``server.indexer``) lives in ``--index-dir`` (default under ``$XDG_CACHE_HOME``), its file printed (one per set of
+served roots; a bucket's named by its location, so serving it again reuses its index); ``--no-index`` turns it off; an
+SQLite without FTS5 or an index folder that cannot be written is an error naming ``--no-index``.
 """
 
 from __future__ import annotations
@@ -52,14 +53,12 @@ def _port(text: str) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from ..store.remote import is_remote
     from ._common import missing_roots
 
     missing = missing_roots(list(args.paths))
     if missing is not None:
         sys.stderr.write(f"transcript-assembler: serve: {missing[0]}: {missing[1]} (nothing to serve)\n")
         return 2
-    remote = any(is_remote(p) for p in args.paths)
     try:
         import uvicorn
 
@@ -79,8 +78,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from ..server.indexer import index_dir_default
     from ..server.search_index import SearchUnavailable
 
-    # No search index over object storage: its spool paths are new each run (an index file per run).
-    index_dir = None if args.no_index or remote else (args.index_dir or index_dir_default())
+    index_dir = None if args.no_index else (args.index_dir or index_dir_default())
     try:
         app = create_app(args.paths or ["."], static_dir=args.static, serve_static=not args.no_static,
                          poll_interval=args.poll, allowed_hosts=args.allow_host, bound_host=host,
@@ -106,8 +104,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"viewer: {app.state.site}", flush=True)
     if app.state.indexer is not None:
         print(f"search index: {app.state.indexer.path} (a cache: delete it at will)", flush=True)
-    elif remote and not args.no_index:
-        print("search index: off (object storage is served without search across sessions)", flush=True)
     if app.state.site is None and not args.no_static:
         where = f"{args.static} holds no viewer" if args.static else "no built viewer was found (neither a " \
             "checkout's build/site nor the installed package's)"

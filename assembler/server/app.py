@@ -31,7 +31,7 @@ from .catalog import FileMeta
 from .confine import open_in_root
 from .csp import CSP, SecurityHeaders, viewer_csp
 from .hosts import HostCheck, check_allowed
-from .indexer import SearchIndexer, index_file_name
+from .indexer import SearchIndexer, index_file_name, index_roots
 from .listing import session_entry, sort_entries
 from .registry import DEFAULT_CACHE_BYTES, SessionRegistry
 from .responses import EXCEPTION_HANDLERS, json_response
@@ -238,9 +238,10 @@ def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.
     other is 421. A log line longer than ``max_line_bytes`` stops that file's parse with an error naming it; parsed
     sessions kept for pages hold at most ``cache_bytes`` of file bytes (least recently used evicted).
 
-    ``index_dir``: keep the cross-session search index (``indexer``) in this folder, one file per set of roots,
-    indexed by a thread that runs while the app does (its lifespan) and looks for changes every
-    ``index_interval`` seconds; ``app.state.indexer`` (None without ``index_dir``: ``/api/search`` is then 404).
+    ``index_dir``: keep the cross-session search index (``indexer``) in this folder, one file per set of roots (an
+    object storage root named by its location, so a restart finds its index), indexed by a thread that runs while the
+    app does (its lifespan) and looks for changes every ``index_interval`` seconds; ``app.state.indexer`` (None without
+    ``index_dir``: ``/api/search`` is then 404).
 
     Raises:
         ValueError: a malformed ``allowed_hosts`` name.
@@ -266,5 +267,5 @@ def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.
     registry = app.state.registry = SessionRegistry(roots, poll_interval, max_line_bytes=max_line_bytes,
                                                     cache_bytes=cache_bytes)
     app.state.indexer = None if index_dir is None else SearchIndexer(
-        registry, Path(index_dir) / index_file_name(registry.roots), interval=index_interval)
+        registry, Path(index_dir) / index_file_name(index_roots(registry)), interval=index_interval)
     return app

@@ -207,7 +207,7 @@ async def _session_files(registry: SessionRegistry, sid: str, redacting: bool,
     Raises:
         HTTPException, OSError, AssemblerError: the session cannot be read.
     """
-    source = registry.lookup(sid)
+    source = registry.lookup(sid, listed=True)  # publish's listing read every file: none is read again here
     scanner = Scanner() if scanner is None else scanner
     files: list[tuple[str, bytes]] = []
     found: list[Found] = []

@@ -190,6 +190,7 @@ class SessionRegistry:
         self._scanned_at = -SCAN_FRESH_S
         self._scanning: asyncio.Future[dict[str, Path]] | None = None  # the listing scan under way, if any
         self._root_of: dict[Path, Path] = {}  # scanned file -> the root it was found under (checked at each open)
+        self._orders: tuple[dict[Path, Path], dict[str, list[Path]]] = ({}, {})  # a scan's projects' file orders
         self.scan()
 
     def scan(self) -> dict[str, Path]:
@@ -230,23 +231,28 @@ class SessionRegistry:
         try:
             return spool.files()
         except RemoteError as exc:
-            log.warning("cannot list %s: %s", spool.url, exc.strerror)
+            log.warning("cannot list %s: %s", spool.shown, exc.strerror)
             return iter(())
 
-    def fetch(self, path: Path) -> None:
+    def remote_root(self, path: Path, root: Path | None = None) -> RemoteRoot | None:
+        """The object storage root a file is the spool copy of (``root``: the one a walk found it under; else the
+        last scan's), None for a local file."""
+        return self.remote.get(root if root is not None else self._root_of.get(path, path))
+
+    def fetch(self, path: Path, root: Path | None = None) -> None:
         """Bring a file of an object storage root up to its listed version (nothing for a local file). Blocking.
 
         Raises:
             RemoteError: the object cannot be read now.
         """
-        spool = self.remote.get(self._root_of.get(path, path))
+        spool = self.remote_root(path, root)
         if spool is not None:
             spool.ensure(path)
 
-    def location(self, path: Path) -> str | None:
+    def location(self, path: Path, root: Path | None = None) -> str | None:
         """Where a file of an object storage root lives (``s3://bucket/key``), to name it in messages; None for a
         local file."""
-        spool = self.remote.get(self._root_of.get(path, path))
+        spool = self.remote_root(path, root)
         return spool.location_of(path) if spool is not None else None
 
     async def rescan(self) -> dict[str, Path]:
@@ -282,8 +288,10 @@ class SessionRegistry:
             await asyncio.to_thread(self._fetched, session_id, found[0])
         return self._found(session_id, found)
 
-    def lookup(self, session_id: str) -> SessionSource:
-        """``find`` for a caller off the request path (start-up, tests): an unknown id rescans here, at once.
+    def lookup(self, session_id: str, *, listed: bool = False) -> SessionSource:
+        """``find`` for a caller off the request path (start-up, tests, publish): an unknown id rescans here, at
+        once. ``listed``: the caller's listing has just read every file (publish), so no older file of the session's
+        project is read again (``prime``).
 
         Raises:
             HTTPException: 404 when the id is unsafe or unknown.
@@ -292,7 +300,7 @@ class SessionRegistry:
         if found is None:
             self.scan()
             found = self._resolve(session_id)
-        if found is not None and found not in self.sources and found[0] in self._root_of:
+        if found is not None and found not in self.sources and found[0] in self._root_of and not listed:
             self.prime(found[0])
         if found is not None and self.remote:
             self._fetched(session_id, found[0])
@@ -345,10 +353,8 @@ class SessionRegistry:
         yet, so a page of ``path`` shows each record once, in the oldest file holding it. Blocking."""
         if not path.name.endswith(".jsonl"):
             return
-        project = project_of(path.as_posix())
-        same = [(p, root) for p, root in self._root_of.items() if project_of(p.as_posix()) == project]
         with self._reading:
-            for older in self.projects.order(same):
+            for older in self._project_order(path):
                 if older == path:
                     break
                 self._read_meta(older)
@@ -358,10 +364,20 @@ class SessionRegistry:
         ``path``: ``projects``); none for a file of another kind. Blocking."""
         if not path.name.endswith(".jsonl") or path not in self._root_of:
             return []
-        project = project_of(path.as_posix())
-        same = [(p, root) for p, root in self._root_of.items() if project_of(p.as_posix()) == project]
-        order = self.projects.order(same)
+        order = self._project_order(path)
         return order[:order.index(path)] if path in order else []
+
+    def _project_order(self, path: Path) -> list[Path]:
+        """The last scan's files of ``path``'s project, oldest first (``projects.order``; once per scan: a file is
+        ranked once, so the order changes only when the files do)."""
+        project, root_of = project_of(path.as_posix()), self._root_of
+        if self._orders[0] is not root_of:
+            self._orders = (root_of, {})
+        order = self._orders[1].get(project)
+        if order is None:
+            same = [(p, root) for p, root in root_of.items() if project_of(p.as_posix()) == project]
+            order = self._orders[1][project] = self.projects.order(same)
+        return order
 
     def _read_meta(self, path: Path, root: Path | None = None) -> FileMeta | None:
         """Read ``path`` into its list metadata; ``root`` as the listing's scan found it (a later scan may have

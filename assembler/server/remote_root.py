@@ -8,7 +8,10 @@ read, an object no longer listed is removed from the spool. A Claude Code sideca
 with the scan so ``registry.context_of`` finds it beside its session. Everything after ``ensure`` is the local
 machinery on a local file (``confine``, ``catalog``, ``source``): one reader. The spool file's mtime is the object's
 time, so idle and activity rules read the store's time. A remote session is a snapshot, never followed
-(``source.SessionSource.snapshot``). The spool is a ``mkdtemp`` folder (mode 0700), removed when the process ends.
+(``source.SessionSource.snapshot``). The spool is a ``mkdtemp`` folder (mode 0700), removed when the process ends,
+so what must outlive a run (the search index) names an object by ``key_of`` (its location without credentials or
+query, ``store.remote.location_key``) and knows its version by ``object_of`` (size, time and tag as listed), never by
+its spool path. Locations are printed and logged as ``store.remote.shown`` gives them.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..interop.claude_layout import SIDECAR, SIDECAR_MAX
-from ..store.remote import RemoteError, RemoteObject, list_remote, open_remote, remote_name
+from ..store.remote import RemoteError, RemoteObject, list_remote, location_key, open_remote, remote_name, shown
 
 __all__ = ["RemoteRoot", "spool_folder"]
 
@@ -51,6 +54,7 @@ class RemoteRoot:
         self._lock = threading.Lock()
         self._listed: dict[Path, RemoteObject] = {}  # spool path -> the object as the last scan listed it
         self._held: dict[Path, str] = {}  # spool path -> the tag of the bytes it holds
+        self._keys: dict[Path, str] = {}  # spool path -> its object's location_key (ever listed; never changes)
 
     def files(self) -> Iterator[tuple[str, Path]]:
         """``(key relative to the prefix, spool path)`` of every session object listed now; sidecars are fetched,
@@ -66,6 +70,8 @@ class RemoteRoot:
             if not spool.resolve().is_relative_to(self.path):  # a key with ``..`` parts: never outside the spool
                 continue
             listed[spool] = obj
+            if spool not in self._keys:
+                self._keys[spool] = location_key(obj.url)
             if obj.rel.endswith(SIDECAR):
                 if obj.size <= SIDECAR_MAX:
                     self._fetch_quietly(spool, obj)
@@ -82,7 +88,27 @@ class RemoteRoot:
     def location_of(self, path: Path) -> str | None:
         """The object a spool file holds, as a location to print (None: not one of this root's)."""
         obj = self._listed.get(path)
-        return obj.url if obj is not None else None
+        return shown(obj.url) if obj is not None else None
+
+    def object_of(self, path: Path) -> RemoteObject | None:
+        """The object a spool file stands for, as the last listing found it (None: not listed now)."""
+        return self._listed.get(path)
+
+    @property
+    def shown(self) -> str:
+        """The prefix, fit to print or log."""
+        return shown(self.url)
+
+    @property
+    def key(self) -> str:
+        """The prefix as a stable name holding no secret (``store.remote.location_key``)."""
+        return location_key(self.url)
+
+    def key_of(self, path: Path) -> str | None:
+        """The stable name, holding no secret, of the object a spool file stands for (``store.remote.location_key``);
+        None for a file no listing has found. A spool path always stands for the same location, so an object gone
+        from a later listing keeps its name."""
+        return self._keys.get(path)
 
     def ensure(self, path: Path) -> None:
         """Bring ``path``'s spool copy to the tag last listed (fetching it in ranged pieces if it differs).

@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .indexer import SearchIndexer
+from .indexer import SearchIndexer, index_key
 from .responses import error_response, json_response
 from .search_index import search
 from .search_query import QueryError, fts_query
@@ -46,8 +46,10 @@ def _reader(indexer: SearchIndexer) -> sqlite3.Connection:
 
 
 def _listed_ids(registry: Any) -> dict[str, str]:
-    """``file path -> its listed id`` of the registry's last scan."""
-    return {str(path): sid for sid, path in registry._ids.items()}
+    """``index key -> its listed id`` of the registry's last scan (the key: a file's path, or an object's location:
+    ``indexer.index_key``)."""
+    keys = ((index_key(registry, path), sid) for sid, path in registry._ids.items())
+    return {key: sid for key, sid in keys if key is not None}
 
 
 def _answer(indexer: SearchIndexer, registry: Any, query: str, limit: int) -> tuple[int, dict[str, Any]]:

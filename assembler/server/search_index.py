@@ -4,10 +4,14 @@ file state each file was indexed at.
 Schema (``SCHEMA_VERSION``; a file of another version is rebuilt from nothing, it is only a cache)::
 
     meta(name TEXT PRIMARY KEY, value TEXT)                      -- schema version
-    files(path TEXT PRIMARY KEY, size INT, mtime_ns INT, error TEXT)
+    files(path TEXT PRIMARY KEY, size INT, mtime_ns INT, error TEXT, tag TEXT)
     sessions(id INTEGER PRIMARY KEY, path TEXT, key TEXT, title TEXT, UNIQUE(path, key))
     rows(id INTEGER PRIMARY KEY, session INT, key TEXT, seq INT, digest BLOB, UNIQUE(session, key))
     row_text USING fts5(text, tokenize='unicode61 remove_diacritics 0', prefix='2 3 4')   -- rowid = rows.id
+
+``files.path`` is what the indexer names a file by (its path, or an object's location: ``indexer.index_key``) and
+``tag`` the object's ETag ('' for a local file); a version-2 file made before ``tag`` gains the column (empty), so
+its local files are not indexed again.
 
 Rules: every write is one ``BEGIN IMMEDIATE`` … ``COMMIT`` transaction (a crash or an error rolls back: the index
 is the old one, whole); the journal is WAL, so a reader's own connection (``reader``) is never blocked by the
@@ -41,7 +45,7 @@ SCHEMA_VERSION = "2"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
-                                 error TEXT);
+                                 error TEXT, tag TEXT NOT NULL DEFAULT '');
 CREATE TABLE IF NOT EXISTS sessions(id INTEGER PRIMARY KEY, path TEXT NOT NULL, key TEXT NOT NULL, title TEXT,
                                     UNIQUE(path, key));
 CREATE TABLE IF NOT EXISTS rows(id INTEGER PRIMARY KEY, session INTEGER NOT NULL, key TEXT NOT NULL,
@@ -152,6 +156,8 @@ class SearchStore:
                     con.execute(f"DROP TABLE IF EXISTS {table}")
                 con.execute("COMMIT")
         con.executescript(_SCHEMA)
+        if "tag" not in {row[1] for row in con.execute("PRAGMA table_info(files)")}:  # made before the column
+            con.execute("ALTER TABLE files ADD COLUMN tag TEXT NOT NULL DEFAULT ''")
         con.execute("INSERT OR REPLACE INTO meta(name, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
         return con
 
@@ -165,13 +171,14 @@ class SearchStore:
         con.execute("PRAGMA query_only=1")
         return con
 
-    def file_states(self) -> dict[str, tuple[int, int]]:
-        """``path -> (size, mtime_ns)`` of every indexed file."""
-        return {p: (s, m) for p, s, m in self._con.execute("SELECT path, size, mtime_ns FROM files")}
+    def file_states(self) -> dict[str, tuple[int, int, str]]:
+        """``path -> (size, mtime_ns, tag)`` of every indexed file."""
+        return {p: (s, m, t) for p, s, m, t in self._con.execute("SELECT path, size, mtime_ns, tag FROM files")}
 
     def replace_file(self, path: str, size: int, mtime_ns: int, sessions: Iterable[IndexedSession],
-                     error: str | None = None) -> Written:
-        """Make ``path``'s rows those of ``sessions`` (as read at ``size``/``mtime_ns``), in one transaction."""
+                     error: str | None = None, tag: str = "") -> Written:
+        """Make ``path``'s rows those of ``sessions`` (as read at ``size``/``mtime_ns``/``tag``), in one
+        transaction."""
         con = self._con
         written = deleted = kept = 0
         con.execute("BEGIN IMMEDIATE")
@@ -205,8 +212,8 @@ class SearchStore:
                     deleted += 1
             for sid in old_sessions.values():
                 deleted += self._drop_session(sid)
-            con.execute("INSERT OR REPLACE INTO files(path, size, mtime_ns, error) VALUES (?, ?, ?, ?)",
-                        (path, size, mtime_ns, error))
+            con.execute("INSERT OR REPLACE INTO files(path, size, mtime_ns, error, tag) VALUES (?, ?, ?, ?, ?)",
+                        (path, size, mtime_ns, error, tag))
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")

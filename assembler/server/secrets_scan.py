@@ -161,15 +161,17 @@ Found = tuple[int | str, str]
 class Scanner:
     """The secrets in one session's published files: pages (``page``) and its list entry (``value``).
 
-    A session's pages repeat its records (the first page, the older ones and the whole session), so each distinct
-    text is scanned once (``find``'s answers are kept until the scanner is dropped). A page is walked as decoded
-    JSON: a row's fragments as one text (a secret's seq is its fragment's), every other string wherever it is
-    (message texts, tool arguments and results, reasoning, titles, the original record an interop event keeps),
-    dict keys excepted (they are the schema's names).
+    A session's pages repeat its records (the first page, the older ones and the whole session), so each distinct text
+    is scanned once (``find``'s answers are kept until the scanner is dropped), and a page of the same bytes as one
+    scanned before (the whole session of a session that fits on its first page) is not walked again. A page is walked as
+    decoded JSON: a row's fragments as one text (a secret's seq is its fragment's), every other string wherever it is
+    (message texts, tool arguments and results, reasoning, titles, the original record an interop event keeps), dict
+    keys excepted (they are the schema's names).
     """
 
     def __init__(self) -> None:
         self._seen: dict[str, list[Finding]] = {}
+        self._pages: dict[tuple[bytes, bool], tuple[bytes, list[Found]]] = {}
 
     def text(self, text: str) -> list[Finding]:
         found = self._seen.get(text)
@@ -223,6 +225,12 @@ class Scanner:
     def page(self, data: bytes, redacting: bool) -> tuple[bytes, list[Found]]:
         """A page's secrets, and the bytes to publish: ``data`` itself unless ``redacting`` found something (then
         the page re-encoded with them redacted, a valid page still)."""
+        known = self._pages.get((data, redacting))
+        if known is None:
+            known = self._pages[(data, redacting)] = self._page(data, redacting)
+        return known[0], list(known[1])
+
+    def _page(self, data: bytes, redacting: bool) -> tuple[bytes, list[Found]]:
         import msgspec
 
         from ..jsontext import decode_json

@@ -5,7 +5,9 @@ business, fed the same slices a local file gives it. Reads are ranged: a file ob
 backend fetches ``READ_PIECE`` blocks as the loader asks for them, never the whole object up front. Listing is lazy:
 one folder level (one paged listing request) at a time, names, sizes and tags only, no object read. Credentials come
 from each backend's usual environment (``AWS_ACCESS_KEY_ID``, ``AWS_ENDPOINT_URL``, ...); a location carrying
-``user:password@`` is refused before anything is sent, and no message or log line ever repeats that part. fsspec is
+``user:password@`` is refused before anything is sent, and no message or log line ever repeats that part, nor a
+query string (a signed URL's ``?X-Amz-Signature=...``): ``shown`` hides both, ``location_key`` names a location
+without them (a cache's key), ``remote_name`` never includes the query. fsspec is
 the optional ``cloud`` extra: without it a remote location is an ``RemoteError`` naming the install command. Every
 failure of a backend (no such bucket, no credential, a refused request) is a ``RemoteError`` (an ``OSError``), so a
 caller reports it as it reports an unreadable local file.
@@ -23,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 __all__ = ["RemoteError", "RemoteObject", "is_remote", "shown", "check_location", "open_remote", "stat_remote",
-           "list_remote", "probe", "remote_name", "INSTALL_HINT"]
+           "list_remote", "probe", "remote_name", "location_key", "INSTALL_HINT"]
 
 INSTALL_HINT = "pip install 'transcript-assembler[cloud]'"
 READ_PIECE = 1 << 20
@@ -60,10 +62,35 @@ def is_remote(location: str) -> bool:
     return match is not None and match.group("scheme").lower() != "file"
 
 
+def _split_query(location: str) -> tuple[str, str]:
+    """``(location without its query and fragment, the query and fragment)``; a local path is never split."""
+    if not is_remote(location):
+        return location, ""
+    cut = min((i for i in (location.find("?"), location.find("#")) if i >= 0), default=len(location))
+    return location[:cut], location[cut:]
+
+
 def shown(location: str) -> str:
-    """``location`` fit to print: a ``user:password@`` part is replaced by ``***@``."""
-    match = _USERINFO.match(location)
-    return location if match is None else f"{match.group('scheme')}***@{match.group('tail')}"
+    """``location`` fit to print: a ``user:password@`` part is replaced by ``***@``, a query string (and fragment)
+    by ``?***``."""
+    base, query = _split_query(location)
+    match = _USERINFO.match(base)
+    base = base if match is None else f"{match.group('scheme')}***@{match.group('tail')}"
+    return f"{base}?***" if query else base
+
+
+def location_key(location: str) -> str:
+    """A stable name for ``location`` that holds no secret (a cache's key, a file name's source): its
+    ``user:password@`` part dropped, its query string (and fragment) replaced by a hash of it (two signed URLs of one
+    object differ, as their answers may)."""
+    import hashlib
+
+    base, query = _split_query(location)
+    match = _USERINFO.match(base)
+    base = base if match is None else f"{match.group('scheme')}{match.group('tail')}"
+    if not query:
+        return base
+    return f"{base}?{hashlib.sha256(query.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
 
 
 def check_location(location: str) -> None:
@@ -130,7 +157,8 @@ def _translated() -> Iterator[None]:
 
 
 def remote_name(location: str) -> str:
-    """The last part of a location's path (a bucket's or prefix's name, a file's name)."""
+    """The last part of a location's path (a bucket's or prefix's name, a file's name), never its query string."""
+    location = _split_query(location)[0]
     match = _URL.match(location)
     rest = match.group("rest") if match is not None else location
     return rest.rstrip("/").rsplit("/", 1)[-1] or "root"

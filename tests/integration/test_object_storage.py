@@ -383,3 +383,163 @@ def test_serve_answers_a_clear_error_for_an_object_gone_before_it_was_read(bucke
     assert answer.status_code == 502
     assert "cannot read session 'gen/generated' from object storage: no such object, prefix or bucket" in answer.text
     assert remote.get("/api/sessions/ours/compaction/page").status_code == 200  # the others stand
+
+
+# -- search across the bucket's sessions ---------------------------------------------------------------------------
+
+
+def _indexed(root: str | Path, index_dir: Path) -> tuple[Any, Any]:
+    """An app serving ``root`` with its search index in ``index_dir`` (no background passes: the test runs them)."""
+    from starlette.testclient import TestClient
+
+    from assembler.server import create_app
+
+    app = create_app([root if isinstance(root, str) else root], serve_static=False, index_dir=index_dir,
+                     index_interval=3600)
+    return app, TestClient(app, raise_server_exceptions=False, base_url="http://127.0.0.1")
+
+
+def _words(path: Path, count: int) -> list[str]:
+    """Words of ``path``'s indexed rows (letters only, longer than 5), a few of each kind."""
+    import re
+
+    from assembler.server.search_text import file_sessions
+
+    found = sorted({w for s in file_sessions(path) for r in s.rows for w in re.findall(r"[a-z]{6,}", r.text.lower())})
+    assert len(found) >= count, path
+    return found[:: max(1, len(found) // count)][:count]
+
+
+def _search(client: Any, query: str) -> dict[str, Any]:
+    answer = client.get("/api/search", params={"q": query, "limit": "100"})
+    assert answer.status_code == 200, answer.text
+    body: dict[str, Any] = answer.json()
+    return body
+
+
+def test_serve_searches_the_bucket_as_the_local_folder_and_keeps_its_index(bucket: str, local: Path,
+                                                                             tmp_path: Path) -> None:
+    words = [*_words(local / "claude/bash_output.jsonl", 3), *_words(local / "codex/rollout.jsonl", 2),
+             *_words(local / "ours/compaction.jsonl", 2)]
+    app, remote = _indexed(bucket, tmp_path / "idx")
+    here_app, here = _indexed(local, tmp_path / "idx-local")
+    with remote, here:
+        indexer = app.state.indexer
+        assert indexer.wait_pass(0) and here_app.state.indexer.wait_pass(0)
+        assert indexer.indexed == 6 and indexer.progress() == {"done": 6, "pending": 0}
+        index_file = indexer.path
+        assert index_file.name.startswith("sessions-") and "transcript-assembler-remote" not in str(index_file)
+        listed = {e["id"] for e in _entries(remote)}
+        answers = {}
+        for word in words:
+            got, want = _search(remote, word), _search(here, word)
+            assert got["results"], word
+            assert got["results"] == want["results"] and got["total"] == want["total"], word  # same hits, same rows
+            answers[word] = got["results"]
+        for hit in answers[words[0]][:3]:  # a hit opens through the normal API, its row in the session's page
+            assert hit["session"] in listed
+            page = remote.get(f"/api/sessions/{hit['session']}/page", params={"maxMessages": "1000000"})
+            assert page.status_code == 200
+            assert page.content == here.get(f"/api/sessions/{hit['session']}/page",
+                                            params={"maxMessages": "1000000"}).content
+            from assembler.records import decode_page, record_range
+
+            ranges = [record_range(r) for r in decode_page(page.content).records]
+            assert any(lo <= hit["seq"] <= hi for lo, hi in ranges)
+        assert _search(remote, '"no such words here"')["results"] == []
+        assert remote.get("/api/search", params={"q": '"'}).status_code in (200, 400)
+
+    # A restart: the same index file, nothing indexed again, the same answers.
+    app, remote = _indexed(bucket, tmp_path / "idx")
+    with remote:
+        indexer = app.state.indexer
+        assert indexer.wait_pass(0)
+        assert indexer.path == index_file and indexer.indexed == 0
+        assert indexer.progress() == {"done": 6, "pending": 0}
+        for word in words:
+            assert _search(remote, word)["results"] == answers[word], word
+
+        # An object changed in the bucket: that one is indexed again, the others are left alone.
+        old = next(w for w in _words(local / "claude/bash_output.jsonl", 40)
+                   if {h["session"] for h in _search(remote, w)["results"]} == {"claude/bash_output"})
+        assert not _search(remote, "quokkafizz")["results"]
+        newer = tmp_path / "bash_output.jsonl"
+        newer.write_bytes((local / "claude/bash_output.jsonl").read_bytes().replace(old.encode(), b"quokkafizz"))
+        boto3.client("s3").upload_file(str(newer), BUCKET, "sessions/claude/bash_output.jsonl")
+        indexer.run_pass()
+        assert indexer.indexed == 1
+        hits = _search(remote, "quokkafizz")["results"]
+        assert hits and {h["session"] for h in hits} == {"claude/bash_output"}
+        assert not _search(remote, old)["results"]
+        assert _search(remote, words[-1])["results"] == answers[words[-1]]  # another object's hits stand
+        boto3.client("s3").delete_object(Bucket=BUCKET, Key="sessions/ours/compaction.jsonl")
+        remote.get("/api/sessions")  # the list sees it gone
+        indexer.run_pass()
+        assert indexer.indexed == 1 and indexer.progress() == {"done": 5, "pending": 0}
+        assert _search(remote, words[-1])["results"] == []  # its rows left the index
+    assert sorted(p.name for p in (tmp_path / "idx").iterdir() if p.name.endswith(".sqlite3")) == [index_file.name]
+
+
+def test_an_object_that_cannot_be_fetched_is_indexed_at_the_next_pass(bucket: str, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    from assembler.server.remote_root import RemoteRoot
+    from assembler.store.remote import RemoteError
+
+    ensure = RemoteRoot.ensure
+
+    def failing(self: RemoteRoot, path: Path) -> None:
+        if path.name == "rollout.jsonl":
+            raise RemoteError("the store refused the read")
+        ensure(self, path)
+
+    monkeypatch.setattr(RemoteRoot, "ensure", failing)
+    app, remote = _indexed(bucket, tmp_path / "idx")  # no lifespan: the test runs the passes
+    indexer = app.state.indexer
+    indexer.run_pass()
+    indexer.run_pass()
+    assert indexer.indexed == 5 and indexer.progress() == {"done": 5, "pending": 1}
+    warnings = [r.getMessage() for r in caplog.records if "cannot index" in r.getMessage()]
+    assert warnings == [f"cannot index {bucket}/codex/rollout.jsonl: the store refused the read"]  # said once
+    monkeypatch.setattr(RemoteRoot, "ensure", ensure)
+    indexer.run_pass()
+    assert indexer.indexed == 6 and indexer.progress() == {"done": 6, "pending": 0}
+    hits = _search(remote, _words(Path(indexer.registry.roots[0][1]) / "codex/rollout.jsonl", 1)[0])["results"]
+    assert "codex/rollout" in {h["session"] for h in hits}
+    indexer.store.close()
+
+
+def test_locations_are_named_and_printed_without_credentials_or_query() -> None:
+    from assembler.store.remote import location_key, remote_name, shown
+
+    url = "https://AKIDEXAMPLE:s3cr3t@example.com/logs/run.jsonl?X-Amz-Signature=deadbeef#frag"
+    for text in (location_key(url), shown(url), remote_name(url)):
+        assert "s3cr3t" not in text and "AKIDEXAMPLE" not in text and "deadbeef" not in text, text
+    assert shown(url) == "https://***@example.com/logs/run.jsonl?***"
+    assert remote_name(url) == "run.jsonl"
+    key = location_key(url)
+    assert key.startswith("https://example.com/logs/run.jsonl?") and key == location_key(url)
+    assert key != location_key(url.replace("deadbeef", "cafe"))  # another signed URL: another key
+    assert location_key("s3://bucket/prefix") == shown("s3://bucket/prefix") == "s3://bucket/prefix"
+    assert shown("/local/odd?name.jsonl") == "/local/odd?name.jsonl"  # a local path is never cut
+
+
+def test_serve_of_a_bucket_prints_its_index_file(bucket: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from assembler.commands import serve
+
+    monkeypatch.setattr(serve, "_open_browser", lambda url: None)
+
+    class Stop(Exception):
+        pass
+
+    def no_run(self: Any, sockets: Any = None) -> None:
+        raise Stop
+
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn.Server, "run", no_run)
+    with pytest.raises(Stop):
+        cli_main(["serve", bucket, "--port", "0", "--no-static", "--index-dir", str(tmp_path / "idx")])
+    out = capsys.readouterr().out
+    assert f"search index: {tmp_path / 'idx'}/sessions-" in out and "search index: off" not in out

@@ -308,3 +308,27 @@ def test_page_and_publish_url_schemes_agree() -> None:
     assert page_side == publish_side
     assert all(p is None or all(c.isascii() and (c.isalnum() or c in "._-~/") for c in p) for p in publish_side)
     assert len({session_dir(s) for s in IDS}) == len(IDS) and not any(session_dir(s).startswith(".") for s in IDS)
+
+
+def test_the_same_bytes_written_again_are_compressed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from assembler.server import site_files
+
+    calls: list[bytes] = []
+
+    def packer(data: bytes) -> bytes:
+        calls.append(data)
+        return gzip.compress(data, mtime=0)
+
+    monkeypatch.setattr(site_files, "VARIANTS", ((".gz", packer),))
+    monkeypatch.setattr(site_files, "_packed", {})
+    one, two = b"first page " * 500, b"another page " * 500
+    site_files.write_file(tmp_path / "a" / "page.json", one)
+    site_files.write_file(tmp_path / "a" / "all.json", one)  # a one-page session: its whole session is its page
+    site_files.write_file(tmp_path / "b" / "page.json", two)
+    assert calls == [one, two]
+    for rel, data in (("a/page.json", one), ("a/all.json", one), ("b/page.json", two)):
+        assert (tmp_path / rel).read_bytes() == data and gzip.decompress((tmp_path / f"{rel}.gz").read_bytes()) == data
+    for n in range(site_files._PACKED_KEPT + 1):  # only the last few are kept
+        site_files.write_file(tmp_path / "c" / f"{n}.json", b"filler %d " % n * 300)
+    site_files.write_file(tmp_path / "d.json", one)
+    assert calls.count(one) == 2

@@ -234,7 +234,7 @@ def test_a_failed_write_keeps_the_old_index(tmp_path: Path) -> None:
 
     with pytest.raises(RuntimeError):
         store.replace_file("f", 2, 2, broken())  # type: ignore[arg-type]
-    assert store.row_count() == count and store.file_states() == {"f": (1, 1)}
+    assert store.row_count() == count and store.file_states() == {"f": (1, 1, "")}
     store.close()
     reopened = SearchStore(tmp_path / "i.sqlite3")  # the file reopens whole
     assert reopened.row_count() == count
