@@ -62,7 +62,7 @@ export function fetchingNote({ filter, files, of, total, read }) {
   const size = `${sized(Math.min(read, total))} of ${sized(total)}`;
   if (filter) return `Loading the text index's word filter (${size})…`;
   if (files === of) return `Loading the text index (${of === 1 ? "1 part" : `all ${of} parts`}, ${size})…`;
-  return `Loading ${files} of the text index's ${of} parts, those that may hold these words (${size})…`;
+  return `Loading ${files} of the text index's ${of} parts (${size})…`;
 }
 
 /**
