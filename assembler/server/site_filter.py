@@ -123,11 +123,12 @@ def build_shard_filter(file: str, sessions: int, words: Iterable[str], prefix_ma
 
 def shard_words(con: sqlite3.Connection) -> tuple[list[str], int]:
     """A shard's words (its FTS5 vocabulary) and how many sessions it holds, read through ``con``."""
-    con.text_factory = _text
     con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.site_filter_vocab USING fts5vocab(main, row_text, row)")
+    factory, con.text_factory = con.text_factory, _text
     try:
         words = [term for term, in con.execute("SELECT term FROM temp.site_filter_vocab")]
     finally:
+        con.text_factory = factory
         con.execute("DROP TABLE temp.site_filter_vocab")
     sessions = int(con.execute("SELECT count(*) FROM sessions").fetchone()[0])
     return words, sessions
