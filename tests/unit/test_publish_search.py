@@ -324,3 +324,31 @@ def test_a_search_needs_only_the_shards_that_may_answer(
     assert body["indexing"]["done"] > 100
     bad = json.loads(Viewer().site_filter_open("search/f.bin", b"garbage"))
     assert not bad["ok"] and "search/f.bin" in bad["error"]
+
+
+def test_a_site_published_before_filters_gets_one_on_republish(tmp_path: Path) -> None:
+    """A manifest naming no filter (a site published before them): the kept shards' filters are made from their
+    files, the same bytes a first publish writes; a filter file that cannot be read is made again the same way."""
+    from tests.unit.test_server import write_log
+
+    root = tmp_path / "logs"
+    for i in range(4):
+        write_log(root / f"s{i}.jsonl", 200, seed=i)
+    out = tmp_path / "site"
+    static = make_viewer(tmp_path)
+    catalog = published(root, out, static, 8 << 10)
+    assert len(catalog["index"]["shards"]) >= 2
+    first = catalog["index"]["filter"]
+    for damage in ("forget", "garble"):
+        manifest = json.loads((out / MANIFEST).read_bytes())
+        if damage == "forget":
+            del manifest["index"]["filter"]
+            (out / MANIFEST).write_text(json.dumps(manifest))
+            (out / first["file"]).unlink()
+        else:
+            (out / first["file"]).write_bytes(b"garbled")
+        report = asyncio.run(publish([str(root)], out, static_dir=static, index_shard_bytes=8 << 10))
+        assert report.index_written == 0 and not report.errors
+        again = json.loads((out / CATALOG).read_bytes())["index"]
+        assert again["shards"] == catalog["index"]["shards"] and again["filter"] == first, damage
+        assert decode_filter((out / first["file"]).read_bytes()).shards  # written again, whole
