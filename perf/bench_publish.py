@@ -1,6 +1,6 @@
 """``publish`` at scale (issue 21 item 6): the time to publish N generated sessions, the site's bytes (plain, and
 its gzip and brotli variants), the search index's bytes and shards, and the time to republish after one session
-changes (and after none).
+changes (and after none), and what a search on the published page fetches of the index.
 
     python -m perf.bench_publish [--sessions N] [--turns T] [--shard-mb MB] [--json OUT]
 
@@ -10,6 +10,13 @@ tool call and its result; seeded words). The site is published with the command'
 viewer ``serve`` would serve (a checkout's ``build/site``; ``--static DIR`` names another). Then the same folder is
 published again unchanged, then after one session grew by two turns. Each publish is timed once (wall clock, one
 process): figures, never a timed assertion.
+
+``search_fetch``: for typical queries (a word in one shard only, a common word, a middling one, prefixes, a phrase,
+two words, an absent word) the bytes a page that has fetched nothing yet downloads to answer it, as the worker does
+it (``Viewer.site_filter_open``, ``site_index_plan``: the filter file, then the shards the query needs), against
+what it downloaded before shards had a filter (every shard); ``plain`` bytes and ``served`` bytes (each file's
+smallest variant: what a host with ``gzip_static``/``brotli_static`` sends), the filter file's size and the time to
+make every shard's filter from its file.
 """
 
 from __future__ import annotations
@@ -65,6 +72,59 @@ def _served_bytes(site: Path) -> int:
     return total
 
 
+def _served(path: Path) -> int:
+    """A file's smallest variant (plain, ``.gz``, ``.br``)."""
+    return min(v.stat().st_size for v in (path, path.with_name(path.name + ".gz"), path.with_name(path.name + ".br"))
+               if v.is_file())
+
+
+def _queries(site: Path, shards: list[str], vocab: list[str]) -> list[str]:
+    """Typical queries: a word found in one shard only (from the shards' own vocabularies), the commonest word, a
+    middling one, a common and a rare prefix, a phrase, two words, an absent word."""
+    import sqlite3
+
+    found: dict[str, int] = {}
+    for name in shards:
+        con = sqlite3.connect(f"file:{site / name}?mode=ro", uri=True)
+        con.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, row_text, row)")
+        for term, in con.execute("SELECT term FROM temp.v"):
+            found[term] = found.get(term, 0) + 1
+        con.close()
+    rare = min((t for t, n in found.items() if n == 1 and t.isalpha() and len(t) > 6), default=vocab[-1])
+    return [rare, vocab[0], vocab[60], vocab[40][:4] + "*", rare[:6] + "*", f'"{vocab[0]} {vocab[1]}"',
+            f"{vocab[2]} {vocab[90]}", "nosuchwordanywhere"]
+
+
+def search_fetch(site: Path, index: dict[str, Any], vocab: list[str]) -> dict[str, Any]:
+    """What a search fetches of the published index (see the module docstring), per query, on a fresh page."""
+    from assembler.browser.viewer import Viewer
+    from assembler.server.site_index import _shard_filter
+
+    shards = [s["file"] for s in index["shards"]]
+    t0 = time.perf_counter()
+    for name in shards:  # what publish spent on the filters (made again here: it is not timed apart there)
+        _shard_filter(name, site / name)
+    filter_build_s = time.perf_counter() - t0
+    every = {"plain": sum((site / f).stat().st_size for f in shards), "served": sum(_served(site / f) for f in shards)}
+    filter_file = index["filter"]["file"]
+    filt = {"plain": (site / filter_file).stat().st_size, "served": _served(site / filter_file)}
+    per_query = {}
+    for query in _queries(site, shards, vocab):
+        viewer = Viewer()
+        viewer.site_filter_open(filter_file, (site / filter_file).read_bytes())
+        needed = json.loads(viewer.site_index_plan(query, shards, filter_file))
+        for name in needed:
+            viewer.site_index_open(name, (site / name).read_bytes())
+        body = json.loads(viewer.site_search(query, 20, shards, filter_file))["body"]
+        per_query[query] = {
+            "shards": len(needed), "rows": body["total"],
+            "plain_bytes": filt["plain"] + sum((site / f).stat().st_size for f in needed),
+            "served_bytes": filt["served"] + sum(_served(site / f) for f in needed)}
+    return {"shards": len(shards), "filter_build_s": round(filter_build_s, 2), "filter_bytes": filt["plain"],
+            "filter_served_bytes": filt["served"],
+            "before_plain_bytes": every["plain"], "before_served_bytes": every["served"], "queries": per_query}
+
+
 def run(sessions: int, turns: int, shard_mb: float, static: Path) -> dict[str, Any]:
     from assembler.server.publish import publish
 
@@ -83,6 +143,7 @@ def run(sessions: int, turns: int, shard_mb: float, static: Path) -> dict[str, A
         first_s, first = once()
         sizes = _bytes(site)
         served = _served_bytes(site)
+        fetch = search_fetch(site, first.index, vocab) if first.index else None
         same_s, same = once()
 
         grown = sorted(builders)[len(builders) // 2]
@@ -102,6 +163,7 @@ def run(sessions: int, turns: int, shard_mb: float, static: Path) -> dict[str, A
         "republish_one_changed_s": round(one_s, 2), "one_changed_written": one.rewritten,
         "one_changed_shards_written": one.index_written,
         "errors": len(first.errors) + len(one.errors),
+        "search_fetch": fetch,
     }
 
 

@@ -17,7 +17,7 @@ export function decodeJson(value) {
 
 export class Bridge {
   constructor() {
-    /** @type {Map<number, {resolve: (v: any) => void, reject: (e: Error) => void, onPreview?: (u: any) => void}>} */
+    /** @type {Map<number, {resolve: (v: any) => void, reject: (e: Error) => void, onPreview?: (u: any) => void, onFetching?: (m: any) => void}>} */
     this.pending = new Map();
     this.nextId = 1;
     this.isReady = false;
@@ -55,6 +55,7 @@ export class Bridge {
     if (msg.type === "failed") return this._rejectReady(new Error(msg.error));
     if (msg.type === "progress") return this.onProgress(msg);
     if (msg.type === "preview") return this.pending.get(msg.id)?.onPreview?.(decodeJson(msg.update));
+    if (msg.type === "fetching") return this.pending.get(msg.id)?.onFetching?.(msg);
     const entry = this.pending.get(msg.id);
     if (!entry) return;
     this.pending.delete(msg.id);
@@ -69,12 +70,13 @@ export class Bridge {
    * @param {Record<string, unknown>} [args]
    * @param {Transferable[]} [transfer]
    * @param {(update: any) => void} [onPreview] gets the request's preview updates (an openFile of a big file)
+   * @param {(message: any) => void} [onFetching] gets the request's notes of files it fetches (a siteSearch)
    * @returns {Promise<any>}
    */
-  call(op, args = {}, transfer = [], onPreview = undefined) {
+  call(op, args = {}, transfer = [], onPreview = undefined, onFetching = undefined) {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, onPreview });
+      this.pending.set(id, { resolve, reject, onPreview, onFetching });
       this.worker.postMessage({ id, op, args }, transfer);
     });
   }
@@ -85,10 +87,11 @@ export class Bridge {
    * @param {Record<string, unknown>} [args]
    * @param {Transferable[]} [transfer]
    * @param {(update: any) => void} [onPreview]
+   * @param {(message: any) => void} [onFetching]
    * @returns {Promise<any>}
    */
-  async json(op, args = {}, transfer = [], onPreview = undefined) {
-    return decodeJson(await this.call(op, args, transfer, onPreview));
+  async json(op, args = {}, transfer = [], onPreview = undefined, onFetching = undefined) {
+    return decodeJson(await this.call(op, args, transfer, onPreview, onFetching));
   }
 
   get busy() {

@@ -32,7 +32,7 @@ let earlyAsk = earlyList;
 
 /**
  * A published site's search index, as its catalog names it (assembler/server/site_index.py).
- * @typedef {{shards: {file: string, bytes: number}[], sessions: number, rows: number}} SiteIndex
+ * @typedef {{shards: {file: string, bytes: number}[], sessions: number, rows: number, filter?: {file: string, bytes: number}}} SiteIndex
  */
 
 /** @type {SiteIndex | null | undefined} */

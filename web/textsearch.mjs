@@ -9,9 +9,10 @@
 // no server API (a static host, serve --no-index: 404) hides the section. While the index is being built the
 // section says "indexing N of M sessions" and asks again until it is done.
 // A published site (site.mjs) has no server: its catalog names the index shards publish wrote
-// (assembler/server/site_index.py), and the worker fetches them once, opens them with Pyodide's sqlite3 and answers
-// with the same JSON (assembler/browser/sitesearch.py); the section says it is loading the index (its size) the
-// first time. A catalog that names no index hides the section, as the 404 does.
+// (assembler/server/site_index.py) and their filter (site_filter.py); the worker fetches the filter once, then only
+// the shards a query may find words in, each once, opens them with Pyodide's sqlite3 and answers with the same JSON
+// (assembler/browser/sitesearch.py). While it fetches, the section says what and how much (shards of shards, bytes
+// read of bytes). A catalog that names no index hides the section, as the 404 does.
 import { els } from "./dom.mjs";
 import { bridge } from "./runtime.mjs";
 import { publishedIndex } from "./sessions.mjs";
@@ -48,11 +49,21 @@ export function markedSnippet(text, marks) {
   return span;
 }
 
-/** @param {number} n */
-const megabytes = (n) => `${(n / 1e6).toLocaleString("en-US", { maximumFractionDigits: 1 })} MB`;
+/** A size for a loading note: kB below a megabyte, else MB with one decimal. @param {number} n */
+const sized = (n) => (n < 1e6 ? `${Math.max(0, Math.round(n / 1e3))} kB`
+  : `${(n / 1e6).toLocaleString("en-US", { maximumFractionDigits: 1 })} MB`);
 
-/** The shards whose answer came back at least once (a later query needs no loading note). */
-let loadedShards = "";
+/**
+ * The loading note for a worker's {type: "fetching"} message (worker.mjs siteSearch): the filter, or which parts of
+ * the index (the shards the query may find words in), with the bytes read of the bytes to read.
+ * @param {{filter: boolean, files: number, of: number, total: number, read: number}} fetching
+ */
+export function fetchingNote({ filter, files, of, total, read }) {
+  const size = `${sized(Math.min(read, total))} of ${sized(total)}`;
+  if (filter) return `Loading the text index's word filter (${size})…`;
+  if (files === of) return `Loading the text index (${of === 1 ? "1 part" : `all ${of} parts`}, ${size})…`;
+  return `Loading ${files} of the text index's ${of} parts (${size})…`;
+}
 
 /**
  * The answer to a query: {status, body} from GET /api/search, or on a published site from its index in the worker;
@@ -66,15 +77,9 @@ async function ask(query, onLoading) {
   if (isPublished()) {
     const index = publishedIndex();
     if (!index) return { status: 404, body: null };
-    const key = index.shards.map((shard) => shard.file).join("\n");
-    if (key !== loadedShards) {
-      const bytes = index.shards.reduce((sum, shard) => sum + (Number(shard.bytes) || 0), 0);
-      onLoading(`Loading the text index of ${index.sessions} sessions (${megabytes(bytes)})…`);
-    }
     try {
-      const answer = await bridge.json("siteSearch", { query, limit: LIMIT, shards: index.shards });
-      loadedShards = key;
-      return answer;
+      return await bridge.json("siteSearch", { query, limit: LIMIT, shards: index.shards, filter: index.filter ?? null },
+        [], undefined, (/** @type {any} */ fetching) => onLoading(fetchingNote(fetching)));
     } catch (err) {
       return { status: 503, body: { detail: `Text search failed: ${/** @type {Error} */ (err).message}.` } };
     }

@@ -10,7 +10,8 @@
 // memoryview, one copy), out of Python as the bytes of msgspec-encoded JSON. Unsolicited messages:
 // {type: "stage", stage, text, ms} at each boot stage (runtime, packages, ready: see config.BOOT_STAGES) and
 // {type: "progress", id, ...} while a file (phase read, then fold) or a folder (phase folder: done of total files)
-// is read; {type: "preview", id, update} once while a big file is read (the part read so far, JSON bytes). A
+// is read; {type: "preview", id, update} once while a big file is read (the part read so far, JSON bytes);
+// {type: "fetching", id, ...} while a published site's search fetches files of its index (siteSearch). A
 // refused openFile answers {id, ok: false, error, kind}: kind "cancelled" (a newer open superseded it) or
 // "too-big" (Python's memory passed FILE_HEAP_LIMIT). The test hook runPython exists only when this worker's URL
 // carries ?test=1 (the page passes its own flag on).
@@ -306,42 +307,103 @@ async function compareLocal({ side, local = null, file = null, key = null }) {
   return call("compare_file_finish", side);
 }
 
-/** Index shards of a published site being fetched, by file name (each is fetched once; a name is a hash of its bytes). */
+/** Files of a published site's search index being fetched, by name (each is fetched once; a name is a hash of its
+ * bytes). */
 /** @type {Map<string, Promise<Uint8Array>>} */
-const shardFetches = new Map();
+const indexFetches = new Map();
+/** The filter file handed to Python (catalog.json: index.filter.file), "" before the first search. */
+let openFilter = "";
 
-/** @param {string} name a shard's path in the site (catalog.json: index.shards[].file) */
-async function fetchShard(name) {
+/**
+ * Fetches one file of the site's index; `onBytes` gets the bytes read so far as they arrive.
+ * @param {string} name its path in the site (catalog.json: index.shards[].file, index.filter.file)
+ * @param {(bytes: number) => void} onBytes
+ */
+async function fetchIndexFile(name, onBytes) {
   // Relative to this worker, which sits at the site's root: the site works under any sub-path.
   const response = await fetch(new URL(`./${name}`, import.meta.url));
-  if (!response.ok) {
+  if (!response.ok || !response.body) {
     throw new Error(`the search index file ${name} could not be read (HTTP ${response.status}); the site may have `
       + "been published again since this page was loaded: reload the page");
   }
-  return new Uint8Array(await response.arrayBuffer());
+  /** @type {Uint8Array[]} */
+  const parts = [];
+  let read = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parts.push(value);
+    read += value.length;
+    onBytes(read);
+  }
+  const bytes = new Uint8Array(read);
+  let at = 0;
+  for (const part of parts) { bytes.set(part, at); at += part.length; }
+  return bytes;
 }
 
 /**
- * A published site's text search (assembler/browser/sitesearch.py): fetches the shards the catalog names that are
- * not open yet, opens them in Python's sqlite3, and answers {status, body} as GET /api/search would.
- * @param {{query: string, limit: number, shards: {file: string}[]}} args
+ * A published site's text search (assembler/browser/sitesearch.py): fetches the catalog's filter once, asks Python
+ * which shards the query needs that are not open yet (a shard that cannot hold a hit is never fetched), fetches
+ * those (all at once; the page gets {type: "fetching", id, filter, files, of, total, read} as they arrive: the filter or
+ * how many shards of how many, their bytes and the bytes read), opens them in Python's sqlite3, and answers
+ * {status, body} as GET /api/search would.
+ * @param {number} id
+ * @param {{query: string, limit: number, shards: {file: string, bytes?: number}[], filter?: {file: string, bytes?: number} | null}} args
  */
-async function siteSearch({ query, limit, shards }) {
+async function siteSearch(id, { query, limit, shards, filter = null }) {
   const names = shards.map((shard) => String(shard.file));
-  for (const name of parsed(call("site_index_missing", names))) {
-    let bytes = shardFetches.get(name);
-    if (!bytes) {
-      bytes = fetchShard(name);
-      shardFetches.set(name, bytes);
-    }
+  const filterName = filter && typeof filter.file === "string" ? filter.file : "";
+  const sizes = new Map(shards.map((shard) => [String(shard.file), Number(shard.bytes) || 0]));
+  /** @param {string[]} files @param {boolean} isFilter */
+  const fetchAll = async (files, isFilter) => {
+    const total = files.reduce((sum, name) => sum + (isFilter ? Number(filter?.bytes) || 0 : sizes.get(name) || 0), 0);
+    /** @type {Map<string, number>} */
+    const got = new Map();
+    let lastPost = 0;
+    const note = (/** @type {boolean} */ force) => {
+      const now = performance.now();
+      if (!force && now - lastPost < 100) return;
+      lastPost = now;
+      const read = [...got.values()].reduce((a, b) => a + b, 0);
+      post({ type: "fetching", id, filter: isFilter, files: files.length, of: names.length, total, read });
+    };
+    note(true);
+    const pending = files.map((name) => {
+      let bytes = indexFetches.get(name);
+      if (!bytes) {
+        bytes = fetchIndexFile(name, (n) => { got.set(name, n); note(false); });
+        indexFetches.set(name, bytes);
+      }
+      return bytes;
+    });
+    pending.forEach((promise) => promise.catch(() => {})); // each is awaited below, in order
+    return pending;
+  };
+  if (filterName && filterName !== openFilter) {
+    const [bytes] = await fetchAll([filterName], true);
     try {
-      const opened = parsed(call("site_index_open", name, await bytes));
+      const opened = parsed(call("site_filter_open", filterName, await bytes));
       if (!opened.ok) throw new Error(opened.error);
+      openFilter = filterName;
     } finally {
-      shardFetches.delete(name);
+      indexFetches.delete(filterName);
     }
   }
-  return call("site_search", String(query), Number(limit), names);
+  const wanted = parsed(call("site_index_plan", String(query), names, filterName || undefined));
+  if (wanted.length) {
+    const pending = await fetchAll(wanted, false);
+    try {
+      for (const [i, name] of wanted.entries()) {
+        const opened = parsed(call("site_index_open", name, await pending[i]));
+        if (!opened.ok) throw new Error(opened.error);
+      }
+    } finally {
+      for (const name of wanted) indexFetches.delete(name);
+    }
+  }
+  return call("site_search", String(query), Number(limit), names, filterName || undefined);
 }
 
 /** @type {Record<string, (id: number, args: any) => Promise<any>>} */
@@ -372,7 +434,7 @@ const OPS = {
   contextMessage: async (_id, { seq }) => call("context_message", seq),
   requestInspector: async (_id, { seq, step = false }) => call("request_inspector", Number(seq), Boolean(step)), // assembler/browser/inspector.py
   contextMeter: async () => call("context_meter"),
-  siteSearch: async (_id, args) => siteSearch(args),
+  siteSearch: async (id, args) => siteSearch(id, args),
   search: async (_id, { query, includeHidden = false }) => call("search", String(query), Boolean(includeHidden)),
   searchShown: async (_id, { query, includeHidden = false, hidden = [] }) =>
     call("search_shown", String(query), Boolean(includeHidden), hidden.map(String)), // filters.mjs

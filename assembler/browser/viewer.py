@@ -321,13 +321,24 @@ class Viewer:
         """The shards among ``names`` not open yet (JSON list); the others are closed."""
         return encode_json(self.site.missing([str(n) for n in names]))
 
+    def site_filter_open(self, name: str, data: Any) -> bytes:
+        """Hold the site's filter file ``name`` from its bytes: ``{ok: true, shards}`` or ``{ok: false, error}``."""
+        return encode_json(self.site.open_filter(str(name), as_bytes(data)))
+
+    def site_index_plan(self, query: str, names: Sequence[str], filter_name: str | None = None) -> bytes:
+        """The shards ``query`` needs among ``names`` and not open yet (JSON list, catalog order)."""
+        return encode_json(self.site.plan(str(query), [str(n) for n in names],
+                                          None if filter_name is None else str(filter_name)))
+
     def site_index_open(self, name: str, data: Any) -> bytes:
         """Open shard ``name`` from its bytes: ``{ok: true, sessions}`` or ``{ok: false, error}``."""
         return encode_json(self.site.open(str(name), as_bytes(data)))
 
-    def site_search(self, query: str, limit: int, names: Sequence[str]) -> bytes:
-        """``{status, body}``: the answer of ``GET /api/search?q=query&limit=limit`` from the shards ``names``."""
-        return encode_json(self.site.search(str(query), int(limit), [str(n) for n in names]))
+    def site_search(self, query: str, limit: int, names: Sequence[str], filter_name: str | None = None) -> bytes:
+        """``{status, body}``: the answer of ``GET /api/search?q=query&limit=limit`` from the shards ``names``
+        the query needs."""
+        return encode_json(self.site.search(str(query), int(limit), [str(n) for n in names],
+                                            None if filter_name is None else str(filter_name)))
 
     # -- the replay measurement (``replay``) ------------------------------------------------------------------------
 

@@ -12,7 +12,8 @@ its followers), ``sse`` (the follow stream), ``responses`` (JSON bodies, error h
 ``site`` (where the viewer's built site is: the checkout's ``build/site`` or the installed package's); search across
 sessions: ``search_text`` (a file's chat row texts), ``search_index`` (the SQLite FTS5 store), ``search_query`` (the
 query rules), ``indexer`` (the thread keeping the index), ``search_api`` (``GET /api/search``); a published site's
-index: ``site_index`` (publish writes it as static shards), ``site_search`` (the page's worker answers from them).
+index: ``site_index`` (publish writes it as static shards), ``site_filter`` (each shard's word filter, so a search
+fetches only the shards that may answer), ``site_search`` (the page's worker answers from them).
 
 Names are imported on first use (PEP 562): the published page's worker (Pyodide, no Starlette) imports the search
 modules of this package without the HTTP ones.

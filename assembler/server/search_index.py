@@ -37,12 +37,14 @@ from typing import NamedTuple
 
 from .search_text import MARK_CLOSE, MARK_OPEN, IndexedSession
 
-__all__ = ["RANKED_MAX", "SCHEMA_VERSION", "SearchUnavailable", "SearchStore", "StoredHit", "Written", "check_fts5",
-           "count_matches", "search", "top_hits", "unmark"]
+__all__ = ["RANKED_MAX", "SCHEMA_VERSION", "TOKENIZE", "SearchUnavailable", "SearchStore", "StoredHit", "Written",
+           "check_fts5", "count_matches", "search", "top_hits", "unmark"]
 
 SCHEMA_VERSION = "2"
+TOKENIZE = "unicode61 remove_diacritics 0"
+"""The FTS5 tokenizer of ``row_text`` (a published site's filter tokenizes queries with it: ``site_filter``)."""
 
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
                                  error TEXT, tag TEXT NOT NULL DEFAULT '');
@@ -50,8 +52,7 @@ CREATE TABLE IF NOT EXISTS sessions(id INTEGER PRIMARY KEY, path TEXT NOT NULL, 
                                     UNIQUE(path, key));
 CREATE TABLE IF NOT EXISTS rows(id INTEGER PRIMARY KEY, session INTEGER NOT NULL, key TEXT NOT NULL,
                                 seq INTEGER NOT NULL, digest BLOB NOT NULL, UNIQUE(session, key));
-CREATE VIRTUAL TABLE IF NOT EXISTS row_text USING fts5(text, tokenize='unicode61 remove_diacritics 0',
-                                                      prefix='2 3 4');
+CREATE VIRTUAL TABLE IF NOT EXISTS row_text USING fts5(text, tokenize='{TOKENIZE}', prefix='2 3 4');
 """
 
 _SNIPPET_TOKENS = 24

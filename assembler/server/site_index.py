@@ -18,8 +18,14 @@ Rules:
   are (their names stay in the new catalog). The unchanged sessions of a rebuilt shard are copied from the old
   shard (their text, not folded again; from their published ``all.json`` when the old shard cannot be read) and
   packed with the changed and new ones into new shards. A different ``shard_bytes`` or index schema rebuilds all.
-* The manifest keeps, per shard, its file, bytes, rows and sessions; the catalog (``catalog.json``, written last)
-  keeps what the page needs, ``index: {shards: [{file, bytes}], sessions, rows}``.
+* The filter (``site_filter``): once every shard is written, one file holding each shard's filter,
+  ``search/filter-HASH.bin``, is written the same way (named by its bytes, before the manifest and the catalog), so
+  the page fetches only the shards that may hold a hit. A new shard's filter is made from its file as it is written; a
+  kept shard's is taken from the old filter file (by the shard's name, which names its bytes), or made again from its
+  file when the old one cannot be read.
+* The manifest keeps, per shard, its file, bytes, rows and sessions, and the filter's file and bytes; the catalog
+  (``catalog.json``, written last) keeps what the page needs, ``index: {shards: [{file, bytes}], sessions, rows,
+  filter: {file, bytes}}``.
 """
 
 from __future__ import annotations
@@ -36,6 +42,15 @@ from ..records import EventRecord, decode_page
 from .search_index import SCHEMA_VERSION, SearchStore
 from .search_text import IndexedRow, IndexedSession, page_rows
 from .site_files import write_file
+from .site_filter import (
+    PREFIX_MAX,
+    FilterError,
+    ShardFilter,
+    build_shard_filter,
+    decode_filter,
+    encode_filter,
+    shard_words,
+)
 from .site_paths import ALL_MESSAGES, site_path
 
 __all__ = ["DEFAULT_SHARD_BYTES", "INDEX_DIR", "SiteIndexWriter", "catalog_entry", "published_session",
@@ -87,6 +102,9 @@ class SiteIndexWriter:
             if same else []
         listed_set = set(self.listed)
         self.kept: list[dict[str, Any]] = []
+        old_filter = (old or {}).get("filter") if same else None
+        self._old_filter = old_filter.get("file") if type(old_filter) is dict else None
+        self._filters: dict[str, ShardFilter] = {}  # the shards written by this publish
         self._touched: list[dict[str, Any]] = []  # old shards rebuilt: their unchanged sessions are copied
         for shard in old_shards:
             names = shard.get("sessions", [])
@@ -137,8 +155,9 @@ class SiteIndexWriter:
         store.compact()
         store.close()
         data = store.path.read_bytes()
-        store.path.unlink()
         rel = f"{INDEX_DIR}/index-{hashlib.sha256(data).hexdigest()[:20]}.sqlite"
+        self._filters[rel] = _shard_filter(rel, store.path)
+        store.path.unlink()
         write_file(self.out / rel, data)
         self.written.append({"file": rel, "bytes": len(data), "rows": self._rows, "sessions": self._names})
 
@@ -179,18 +198,63 @@ class SiteIndexWriter:
                 con.close()
         self._close()
         self._tmp.cleanup()
-        return {"schema": SCHEMA_VERSION, "shardBytes": self.shard_bytes, "shards": self.kept + self.written}
+        shards = self.kept + self.written
+        filters = self._kept_filters()
+        filters.update(self._filters)
+        data = encode_filter([filters[s["file"]] for s in shards])
+        rel = f"{INDEX_DIR}/filter-{hashlib.sha256(data).hexdigest()[:20]}.bin"
+        write_file(self.out / rel, data)
+        return {"schema": SCHEMA_VERSION, "shardBytes": self.shard_bytes, "shards": shards,
+                "filter": {"file": rel, "bytes": len(data)}}
+
+    def _kept_filters(self) -> dict[str, ShardFilter]:
+        """The kept shards' filters: from the old filter file, else made again from each shard's file."""
+        old: dict[str, ShardFilter] = {}
+        if self._old_filter is not None and ".." not in self._old_filter.split("/"):
+            try:
+                read = decode_filter((self.out / self._old_filter).read_bytes())
+                if read.prefix_max == PREFIX_MAX:  # made with the keys this publish makes
+                    old = {f.file: f for f in read.shards}
+            except (OSError, FilterError):
+                old = {}
+        found = {}
+        for shard in self.kept:
+            entry = old.get(shard["file"])
+            if entry is None:
+                try:
+                    entry = _shard_filter(shard["file"], self.out / shard["file"])
+                except sqlite3.Error:  # a shard that cannot be read: always fetched (the page says what is wrong)
+                    entry = ShardFilter(shard["file"], len(shard.get("sessions", [])), 1, b"")
+            found[shard["file"]] = entry
+        return found
+
+
+def _shard_filter(rel: str, path: Path) -> ShardFilter:
+    """The filter of the shard ``rel`` from its file."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        words, sessions = shard_words(con)
+    finally:
+        con.close()
+    return build_shard_filter(rel, sessions, words)
 
 
 def catalog_entry(index: dict[str, Any]) -> dict[str, Any]:
     """What the catalog tells the page about the index (see the module rules)."""
     shards = index["shards"]
-    return {"shards": [{"file": s["file"], "bytes": s["bytes"]} for s in shards],
-            "sessions": sum(len(s["sessions"]) for s in shards), "rows": sum(s["rows"] for s in shards)}
+    entry = {"shards": [{"file": s["file"], "bytes": s["bytes"]} for s in shards],
+             "sessions": sum(len(s["sessions"]) for s in shards), "rows": sum(s["rows"] for s in shards)}
+    if type(index.get("filter")) is dict:
+        entry["filter"] = {"file": index["filter"]["file"], "bytes": index["filter"]["bytes"]}
+    return entry
 
 
 def shard_files(index: dict[str, Any] | None) -> set[str]:
-    """The files a manifest's ``index`` entry names."""
+    """The files a manifest's ``index`` entry names (its shards and its filter)."""
     if type(index) is not dict or type(index.get("shards")) is not list:
         return set()
-    return {s["file"] for s in index["shards"] if type(s) is dict and type(s.get("file")) is str}
+    files = {s["file"] for s in index["shards"] if type(s) is dict and type(s.get("file")) is str}
+    found = index.get("filter")
+    if type(found) is dict and type(found.get("file")) is str:
+        files.add(found["file"])
+    return files

@@ -2,8 +2,10 @@
 pages, and a real Claude Code project from the fixtures) served by Debian's nginx at a sub-path (``/team/site/``),
 opened in Chromium: the list, opening a session (the read-only line, no live badge, no API request), "Load older",
 the three views, the whole-session export from the page; nginx answers the gzip variants beside the files; the
-filter box searches the text of every session through the site's index shards (fetched and queried in the worker):
-a hit opens its session at its row with the match marked, and a query syntax error is a message.
+filter box searches the text of every session through the site's index shards (fetched and queried in the worker;
+the site is published in several shards, and a search fetches the index's filter, then only the shard that holds its
+word, saying so while it loads): a hit opens its session at its row with the match marked, and a query syntax error
+is a message.
 
 nginx runs as this test's own process on 127.0.0.1 with a generated config whose pid, logs and temp folders are
 under the test's tmp folder (``make site-deps`` installs the package: scripts/install_nginx.sh).
@@ -100,7 +102,7 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Published]:
     site = www / SUB
     # the command as a user runs it (a process of its own: sync Playwright holds this thread's event loop)
     done = subprocess.run([sys.executable, "-m", "assembler", "publish", str(root), "-o", str(site), "--static",
-                           str(SITE)], capture_output=True, text=True, timeout=300)
+                           str(SITE), "--index-shard-mb", "0.1"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
         (tmp / name).mkdir()
@@ -215,14 +217,27 @@ def test_real_claude_session_opens(page: Page, published: Published) -> None:
 def test_text_search_in_the_published_index(page: Page, published: Published) -> None:
     catalog = json.loads((published.site / "catalog.json").read_bytes())
     shards = [s["file"] for s in catalog["index"]["shards"]]
-    assert shards and all((published.site / f).is_file() for f in shards)
+    assert len(shards) >= 3 and all((published.site / f).is_file() for f in shards)
+    manifest = json.loads((published.site / "site.json").read_bytes())
+    holder = next(s["file"] for s in manifest["index"]["shards"] if "gen/words" in s["sessions"])
     page.evaluate("() => { location.hash = ''; }")
     page.wait_for_selector("#session-list button[data-id='gen/words']")
+    page.evaluate("""() => {  // every loading note the hits section shows
+        window.__notes = [];
+        new MutationObserver(() => {
+            const note = document.querySelector('#session-hits .hits-loading');
+            if (note && window.__notes.at(-1) !== note.textContent) window.__notes.push(note.textContent);
+        }).observe(document.querySelector('#session-hits'), { childList: true, subtree: true, characterData: true });
+    }""")
+    before = len(published.requests)
     page.fill("#session-filter", '"unclosed')
     note = page.locator("#session-hits .hits-note")
     note.wait_for(timeout=60_000)
     page.wait_for_function("() => !document.querySelector('#session-hits .hits-loading')", timeout=60_000)
     assert "quote" in note.inner_text()  # a query syntax error is a message
+    filter_file = catalog["index"]["filter"]["file"]
+    # the filter is fetched with the first search; a query the rules refuse fetches no shard
+    assert [u.rsplit(f"/{SUB}/", 1)[1] for u in published.requests[before:] if "/search/" in u] == [filter_file]
 
     page.fill("#session-filter", WORD)
     hit = page.locator("#session-hits button.hit-button[data-session='gen/words']")
@@ -231,8 +246,17 @@ def test_text_search_in_the_published_index(page: Page, published: Published) ->
     assert "words answer 12," in hit.locator(".hit-snippet").inner_text()
     assert page.locator("#session-hits button.hit-button").count() == 1
     asked = [u for u in published.requests if "/search/" in u]
-    assert sorted(u.rsplit("/search/", 1)[1] for u in asked) == sorted(f.split("/", 1)[1] for f in shards)
+    # the word is in one session, so in one shard: that shard is the only one fetched, and only once
+    assert [u.rsplit(f"/{SUB}/", 1)[1] for u in asked] == [filter_file, holder], (asked, holder)
     assert all(u.startswith(published.url) for u in asked) and not [u for u in published.requests if "/api/" in u]
+    notes = page.evaluate("() => window.__notes")
+    assert any(n.startswith("Loading the text index's word filter (") for n in notes), notes
+    assert any(n.startswith(f"Loading 1 of the text index's {len(shards)} parts") for n in notes), notes
+    page.fill("#session-filter", "")
+    page.wait_for_function("() => document.querySelector('#session-hits').hidden", timeout=30_000)
+    page.fill("#session-filter", WORD)  # again: nothing fetched again
+    hit.wait_for(timeout=30_000)
+    assert [u for u in published.requests if "/search/" in u] == asked
     seq = int(hit.get_attribute("data-seq") or "-1")
 
     hit.click()

@@ -1,8 +1,10 @@
 """A published site's search index (issue 21 item 4, publish half): on the real fixtures the shards ``publish`` writes
 answer the same hits as the server's index (``GET /api/search``'s own function), in one shard or split into several;
-a republish after one session changed rewrites only the shard holding it; query syntax errors are a 400 answer with
-the reason, never an exception; the shards open from their bytes the way the page's worker opens them
-(``Viewer.site_index_open``, ``site_search``)."""
+a republish after one session changed rewrites only the shard holding it (and the filter file, whose other entries
+are carried over); query syntax errors are a 400 answer with the reason, never an exception; the shards open from
+their bytes the way the page's worker opens them (``Viewer.site_index_open``, ``site_search``); with the site's
+filter (``server.site_filter``) a search needs fewer shards and its answer is, for random queries, exactly the answer
+of every shard."""
 
 from __future__ import annotations
 
@@ -14,12 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from assembler.browser.viewer import Viewer
 from assembler.server.indexer import SearchIndexer
 from assembler.server.publish import publish
 from assembler.server.registry import SessionRegistry
 from assembler.server.search_api import _answer
+from assembler.server.site_filter import decode_filter
 from assembler.server.site_index import INDEX_DIR
 from assembler.server.site_paths import CATALOG, MANIFEST
 from tests.corpus import require_corpus, session_logs
@@ -148,6 +153,11 @@ def test_shards_answer_the_same_hits_and_a_republish_rewrites_one(
         if served["total"] <= 100:  # every hit in the answer: the same set, whatever the merged order
             assert comparable(body) == comparable(served), query
 
+    filter_file = catalog["index"]["filter"]["file"]
+    old_filter = decode_filter((out / filter_file).read_bytes())
+    assert [f.file for f in old_filter.shards] == [s["file"] for s in shards]
+    assert [f.sessions for f in old_filter.shards] == [len(s["sessions"]) for s in manifest["shards"]]
+
     # one session grows: only the shard holding it is written again, the others are kept as they are
     target = sorted(root.rglob("session.jsonl"))[5]
     sid = next(e["id"] for e in catalog["sessions"] if e["path"].endswith(target.relative_to(root).as_posix()))
@@ -166,6 +176,18 @@ def test_shards_answer_the_same_hits_and_a_republish_rewrites_one(
     kept = set(old) - {holder}
     assert kept <= new_files and all((out / f).stat().st_mtime_ns == old[f] for f in kept)
     assert len(new_files - set(old)) == report.index_written
+    # the filter file follows: a new name, the old one removed, an entry per shard, the kept shards' as they were
+    new_filter_file = again["index"]["filter"]["file"]
+    assert new_filter_file != filter_file and not (out / filter_file).exists()
+    assert (out / new_filter_file).stat().st_size == again["index"]["filter"]["bytes"]
+    new_filter = decode_filter((out / new_filter_file).read_bytes())
+    assert [f.file for f in new_filter.shards] == [s["file"] for s in again["index"]["shards"]]
+    assert all(f in old_filter.shards for f in new_filter.shards if f.file in kept)
+    new_holder = next(s["file"] for s in json.loads((out / MANIFEST).read_bytes())["index"]["shards"]
+                      if sid in s["sessions"])
+    viewer_f = Viewer()
+    assert json.loads(viewer_f.site_filter_open(new_filter_file, (out / new_filter_file).read_bytes()))["ok"]
+    assert new_holder in json.loads(viewer_f.site_index_plan("zyxwvutsrq", sorted(new_files), new_filter_file))
     indexer.run_pass()
     viewer, names = site_viewer(out, again)
     for query in ["zyxwvutsrq", *queries(indexer)[:6]]:
@@ -210,3 +232,123 @@ def test_a_site_without_index_and_a_bad_shard(tmp_path: Path) -> None:
     other.execute("CREATE TABLE t(x)")  # an SQLite file, but no shard
     empty = other.serialize()
     assert not json.loads(Viewer().site_index_open("search/y.sqlite", empty))["ok"]
+
+
+@pytest.fixture(scope="module")
+def filtered(corpus: tuple[Path, Path, SearchIndexer, SessionRegistry]) -> tuple[Viewer, list[str], str, list[str],
+                                                                                   list[str]]:
+    """A site of many shards with every shard and its filter open; the words and row texts of the server's index."""
+    tmp, root, indexer, _ = corpus
+    out = tmp / "site-filtered"
+    catalog = published(root, out, make_viewer(tmp / "v4"), 96 << 10)
+    viewer, names = site_viewer(out, catalog)
+    assert len(names) >= 5
+    filter_file = catalog["index"]["filter"]["file"]
+    opened = json.loads(viewer.site_filter_open(filter_file, memoryview((out / filter_file).read_bytes())))
+    assert opened == {"ok": True, "shards": len(names)}
+    con = indexer.store._con
+    con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, row_text, row)")
+    words = [t for t, in con.execute("SELECT term FROM temp.vocab ORDER BY doc, term")]
+    texts = [t for t, in con.execute("SELECT text FROM row_text ORDER BY rowid LIMIT 400")]
+    return viewer, names, filter_file, words, texts
+
+
+@st.composite
+def real_query(draw: st.DrawFn, words: list[str], texts: list[str]) -> str:
+    """One to three terms: an indexed word (rare to common), cut to a prefix or not, its case changed; two words side
+    by side in a row, as a phrase; a piece of a row's text; or arbitrary text."""
+    terms = []
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["word", "prefix", "phrase", "piece", "text"]))
+        if kind in ("word", "prefix"):
+            word = draw(st.sampled_from(words))
+            term = word[:draw(st.integers(1, len(word)))] + "*" if kind == "prefix" else word
+        elif kind == "phrase":
+            row = draw(st.sampled_from(texts)).split()
+            at = draw(st.integers(0, max(0, len(row) - 2)))
+            term = '"' + " ".join(row[at:at + 2]).replace('"', "") + '"' + draw(st.sampled_from(["", "*"]))
+        elif kind == "piece":
+            row = draw(st.sampled_from(texts))
+            at = draw(st.integers(0, max(0, len(row) - 1)))
+            term = "".join(row[at:at + draw(st.integers(1, 12))].split()).replace('"', "") or "x"
+        else:
+            term = "".join(draw(st.text(min_size=1, max_size=8)).split()).replace('"', "") or "y"
+        terms.append(draw(st.sampled_from([term, term.upper(), term.capitalize()])))
+    return " ".join(terms)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_filtered_answers_are_the_answers_of_every_shard(
+        filtered: tuple[Viewer, list[str], str, list[str], list[str]], data: st.DataObject) -> None:
+    viewer, names, filter_file, words, texts = filtered
+    query = data.draw(real_query(words, texts))
+    limit = data.draw(st.sampled_from([5, 20, 100]))
+    every = json.loads(viewer.site_search(query, limit, names))
+    only = json.loads(viewer.site_search(query, limit, names, filter_file))
+    assert only == every, query
+    assert json.loads(viewer.site_index_plan(query, names, filter_file)) == []  # every shard is open already
+    needed = viewer._needed(query, names, filter_file)
+    event("answered with hits" if only["body"].get("results") else "answered with none" if only["status"] == 200
+          else "refused")
+    event("some shards skipped" if len(needed) < len(names) else "every shard needed")
+
+
+def test_a_search_needs_only_the_shards_that_may_answer(
+        corpus: tuple[Path, Path, SearchIndexer, SessionRegistry],
+        filtered: tuple[Viewer, list[str], str, list[str], list[str]]) -> None:
+    _, _, indexer, _ = corpus
+    viewer, names, filter_file, _, _ = filtered
+    tmp = Path(indexer.store.path).parents[1]
+    fresh = Viewer()  # nothing open yet: the plan names what to fetch
+    data = (tmp / "site-filtered" / filter_file).read_bytes()
+    assert json.loads(fresh.site_filter_open(filter_file, data))["ok"]
+    needs, wasted = [], 0
+    for query in queries(indexer):
+        plan = json.loads(fresh.site_index_plan(query, names, filter_file))
+        answering = [n for n in names if json.loads(viewer.site_search(query, 1000, [n]))["body"]["total"]]
+        assert set(answering) <= set(plan) and plan == [n for n in names if n in plan], query
+        needs.append(len(plan))
+        if " " not in query:  # one word: a shard fetched for nothing is a false positive (about 1.2% by design);
+            wasted += len(plan) - len(answering)  # a phrase's words may sit apart in a shard: it is fetched, rightly
+    assert min(needs) <= 1 and sum(needs) < len(names) * len(needs) / 3, needs
+    assert wasted <= max(3, 0.05 * len(names) * len(needs)), (wasted, needs)
+    assert json.loads(fresh.site_index_plan('"unclosed', names, filter_file)) == []  # a refused query reads none
+    assert json.loads(fresh.site_index_plan("word", names, None)) == names  # without the filter: every shard
+    # the answer counts every shard's sessions, fetched or not
+    rare = queries(indexer)[10]
+    for name in json.loads(fresh.site_index_plan(rare, names, filter_file)):
+        assert json.loads(fresh.site_index_open(name, (tmp / "site-filtered" / name).read_bytes()))["ok"]
+    body = json.loads(fresh.site_search(rare, 20, names, filter_file))["body"]
+    assert body == json.loads(viewer.site_search(rare, 20, names))["body"]
+    assert body["indexing"]["done"] > 100
+    bad = json.loads(Viewer().site_filter_open("search/f.bin", b"garbage"))
+    assert not bad["ok"] and "search/f.bin" in bad["error"]
+
+
+def test_a_site_published_before_filters_gets_one_on_republish(tmp_path: Path) -> None:
+    """A manifest naming no filter (a site published before them): the kept shards' filters are made from their
+    files, the same bytes a first publish writes; a filter file that cannot be read is made again the same way."""
+    from tests.unit.test_server import write_log
+
+    root = tmp_path / "logs"
+    for i in range(4):
+        write_log(root / f"s{i}.jsonl", 200, seed=i)
+    out = tmp_path / "site"
+    static = make_viewer(tmp_path)
+    catalog = published(root, out, static, 8 << 10)
+    assert len(catalog["index"]["shards"]) >= 2
+    first = catalog["index"]["filter"]
+    for damage in ("forget", "garble"):
+        manifest = json.loads((out / MANIFEST).read_bytes())
+        if damage == "forget":
+            del manifest["index"]["filter"]
+            (out / MANIFEST).write_text(json.dumps(manifest))
+            (out / first["file"]).unlink()
+        else:
+            (out / first["file"]).write_bytes(b"garbled")
+        report = asyncio.run(publish([str(root)], out, static_dir=static, index_shard_bytes=8 << 10))
+        assert report.index_written == 0 and not report.errors
+        again = json.loads((out / CATALOG).read_bytes())["index"]
+        assert again["shards"] == catalog["index"]["shards"] and again["filter"] == first, damage
+        assert decode_filter((out / first["file"]).read_bytes()).shards  # written again, whole
