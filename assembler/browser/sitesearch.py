@@ -42,7 +42,8 @@ class SiteShards:
             return None
         return self.filter[1]
 
-    def _needed(self, query: str, names: Sequence[str], filter_name: str | None) -> list[str]:
+    def needed(self, query: str, names: Sequence[str], filter_name: str | None) -> list[str]:
+        """The shards among ``names`` that ``query`` needs (its filter may hold its words), in catalog order."""
         from ..server.site_filter import needed_shards
 
         return needed_shards(self._site_filter(filter_name), list(names), query)
@@ -70,7 +71,7 @@ class SiteShards:
         """The shards ``query`` needs among ``names`` that are not open yet (in catalog order); the shards not named
         are closed. ``filter_name``: the catalog's filter file (handed over first)."""
         missing = set(self.missing(names))
-        return [n for n in self._needed(query, names, filter_name) if n in missing]
+        return [n for n in self.needed(query, names, filter_name) if n in missing]
 
     def open(self, name: str, data: bytes | bytearray | memoryview) -> dict[str, Any]:
         """Open shard ``name`` from its bytes: ``{ok: true, sessions}`` or ``{ok: false, error}`` (not a shard, or
@@ -95,7 +96,7 @@ class SiteShards:
         from ..server.site_search import answer
 
         shards = self.shards
-        needed = self._needed(query, names, filter_name)
+        needed = self.needed(query, names, filter_name)
         missing = [n for n in needed if n not in shards]
         if missing:
             return {"status": 409, "body": {"error": "not-loaded", "detail": f"{missing[0]} is not open"}}

@@ -317,10 +317,6 @@ class Viewer:
 
     # -- a published site's search (``sitesearch.SiteShards``) ----------------------------------------------------
 
-    def site_index_missing(self, names: Sequence[str]) -> bytes:
-        """The shards among ``names`` not open yet (JSON list); the others are closed."""
-        return encode_json(self.site.missing([str(n) for n in names]))
-
     def site_filter_open(self, name: str, data: Any) -> bytes:
         """Hold the site's filter file ``name`` from its bytes: ``{ok: true, shards}`` or ``{ok: false, error}``."""
         return encode_json(self.site.open_filter(str(name), as_bytes(data)))

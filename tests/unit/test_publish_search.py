@@ -68,11 +68,11 @@ def site_viewer(out: Path, catalog: dict[str, Any]) -> tuple[Viewer, list[str]]:
     """A viewer holding the site's shards, opened from their bytes as the worker hands them over."""
     viewer = Viewer()
     names = [s["file"] for s in catalog["index"]["shards"]]
-    assert json.loads(viewer.site_index_missing(names)) == names
+    assert viewer.site.missing(names) == names
     for name in names:
         opened = json.loads(viewer.site_index_open(name, memoryview((out / name).read_bytes())))
         assert opened["ok"] and opened["sessions"] > 0, opened
-    assert json.loads(viewer.site_index_missing(names)) == []
+    assert viewer.site.missing(names) == []
     return viewer, names
 
 
@@ -288,7 +288,7 @@ def test_filtered_answers_are_the_answers_of_every_shard(
     only = json.loads(viewer.site_search(query, limit, names, filter_file))
     assert only == every, query
     assert json.loads(viewer.site_index_plan(query, names, filter_file)) == []  # every shard is open already
-    needed = viewer._needed(query, names, filter_file)
+    needed = viewer.site.needed(query, names, filter_file)
     event("answered with hits" if only["body"].get("results") else "answered with none" if only["status"] == 200
           else "refused")
     event("some shards skipped" if len(needed) < len(names) else "every shard needed")
