@@ -1,7 +1,11 @@
 // @ts-check
-// The trajectory overview: above the Trajectory view's rows, a timeline of the loaded run — each model step (top
-// lane) and tool call (bottom lane) a bar, turns marked — drawn on ONE <canvas>, so the DOM stays the same size on
-// any session. Bars take equal widths (the run's order) or their actual durations; actual durations come only from
+// The trajectory overview: above the Trajectory view's rows, a timeline of the run — each model step (top lane) and
+// tool call (bottom lane) a bar, turns marked — drawn on ONE <canvas>, so the DOM stays the same size on any
+// session. It covers the WHOLE run: when the window holds only the newest pages, the whole session's timeline is
+// asked for (`fetchRun`: the server's GET .../timeline, a published site's timeline.json, the worker's fold of a
+// local file), the same value made by the same Python (assembler/browser/timeline.py: run_timeline), and the note
+// says what the bars cover ("the whole run" or "the loaded history"); a bar of a step not loaded yet loads it as a
+// deep link does (`pick`). One module above 400 lines: the canvas, its controls and what it covers are one widget. Bars take equal widths (the run's order) or their actual durations; actual durations come only from
 // recorded times (the worker's assembler/browser/timeline.py: a log whose times were rebuilt offers equal widths
 // only, and the note says why), with idle stretches over a minute shortened and marked. Zoom and pan: the wheel
 // (Shift or a sideways wheel pans), dragging, the −/+/Fit buttons, and on the focused canvas ←/→ (pan), +/− (zoom),
@@ -13,6 +17,7 @@ const HEIGHT = 76; // css px
 const AXIS = 16; // the tick labels' band
 const LANE = { step: [AXIS + 6, 20], tool: [AXIS + 32, 14] };
 const ZOOM = 1.6;
+const RUN_AGAIN_MS = 10_000; // a live session that grew past the whole run's timeline reads it again this often
 
 /** @param {string} tag @param {string} [cls] @param {string} [text] */
 function el(tag, cls = "", text = "") {
@@ -34,14 +39,25 @@ export class TimelineOverview {
   /**
    * @param {{
    *   before: HTMLElement, rows: HTMLElement,
-   *   pick: (span: any) => void, showInChat: (span: any) => void, refold: () => void,
+   *   pick: (span: any) => void | Promise<void>, showInChat: (span: any) => void, refold: () => void,
    *   hasOlder: () => boolean,
-   * }} opts  the overview goes just before `before`; `rows` is the trajectory's list (folded by Collapse all)
+   *   fetchRun: () => Promise<any>, last: () => number, onError: (err: Error) => void,
+   * }} opts  the overview goes just before `before`; `rows` is the trajectory's list (folded by Collapse all);
+   *   `fetchRun` reads the whole session's timeline (null: none to read), `last` is the window's last seq
    */
   constructor(opts) {
     this.opts = opts;
-    /** @type {any} the worker's timeline value */
+    /** @type {any} the timeline drawn: the window's (`loaded`) or the whole run's (`run`) */
     this.data = null;
+    /** @type {any} the worker's timeline of the window's rows */
+    this.loaded = null;
+    /** @type {any} the whole session's timeline, once read */
+    this.run = null;
+    /** @type {Promise<void> | null} the whole run being read */
+    this.runAsk = null;
+    this.runAskedAt = 0;
+    this.runFailed = "";
+    this.generation = 0; // bumped by reset: a late answer for the last window is dropped
     /** @type {"equal" | "actual"} */
     this.mode = "equal";
     this.lo = 0;
@@ -137,17 +153,59 @@ export class TimelineOverview {
     });
   }
 
-  /** The worker's timeline value for the rows just laid out. @param {any} data */
+  /** The worker's timeline of the rows just laid out: drawn, unless it covers only the loaded history and the
+   * whole run's is read (asked for here when it is not). @param {any} data */
+  setLoaded(data) {
+    this.loaded = data;
+    if (data.scope !== "run") this._askRun();
+    this._choose();
+  }
+
+  /** Reads the whole run's timeline: once per window, again when a live window grew past it (at most every
+   * RUN_AGAIN_MS). */
+  _askRun() {
+    const last = this.opts.last();
+    if (this.runAsk || this.runFailed) return;
+    if (this.run && (this.run.last ?? -1) >= last) return;
+    if (this.run && Date.now() - this.runAskedAt < RUN_AGAIN_MS) return;
+    const generation = this.generation;
+    this.runAskedAt = Date.now();
+    this.runAsk = this.opts.fetchRun().then((/** @type {any} */ value) => {
+      if (generation !== this.generation || !value || !Array.isArray(value.spans)) return;
+      this.run = value;
+    }, (/** @type {Error} */ err) => {
+      if (generation !== this.generation) return;
+      this.runFailed = err.message;
+      this.opts.onError(new Error(`the whole run's timeline could not be read (${err.message}); the overview `
+        + "shows the loaded history"));
+    }).finally(() => {
+      if (generation !== this.generation) return;
+      this.runAsk = null;
+      this._choose();
+    });
+  }
+
+  /** Draws the whole run's timeline when the window does not hold it all, else the window's. */
+  _choose() {
+    const loaded = this.loaded;
+    const next = loaded && loaded.scope !== "run" && this.run ? this.run : loaded;
+    if (next && next !== this.data) this.set(next);
+    else this._controls();
+  }
+
+  /** Draws a timeline value (the window's or the whole run's). @param {any} data */
   set(data) {
     const [o0, o1] = this._domain();
     // A reader who saw the whole run sees the whole grown run (a live session, Load older); a zoomed one keeps
-    // the range while it still lies inside the run.
-    const whole = this.data === null || (this.lo <= o0 + 1e-9 && this.hi >= o1 - 1e-9);
+    // the range while it still lies inside the run (and the bars cover the same part of it).
+    const whole = this.data === null || (this.lo <= o0 + 1e-9 && this.hi >= o1 - 1e-9) || this.data.scope !== data.scope;
     const picked = this.selected >= 0 ? this.data.spans[this.selected] : null;
     this.data = data;
+    this.root.dataset.scope = data.scope === "run" ? "run" : "loaded";
     if (!data.timed && this.mode === "actual") this.mode = "equal";
-    this.selected = picked ? data.spans.findIndex((/** @type {any} */ s) => s.row === picked.row
-      && s.lane === picked.lane && s.chat === picked.chat) : -1;
+    // The same step or tool call in the new value (keys may differ between two folds: its seq and label do not).
+    this.selected = picked ? data.spans.findIndex((/** @type {any} */ s) => s.seq === picked.seq
+      && s.lane === picked.lane && s.label === picked.label) : -1;
     if (this.selected < 0) this.pickedLine.replaceChildren();
     if (whole || this.hi > this._domain()[1] || this.lo < 0) this.fit();
     else this.draw();
@@ -156,7 +214,12 @@ export class TimelineOverview {
 
   /** A new window (another session or file): the whole run, nothing picked. */
   reset() {
+    this.generation += 1;
     this.data = null;
+    this.loaded = null;
+    this.run = null;
+    this.runAsk = null;
+    this.runFailed = "";
     this.selected = -1;
     this.pickedLine.replaceChildren();
   }
@@ -180,9 +243,20 @@ export class TimelineOverview {
     if (!d) return;
     const steps = d.spans.filter((/** @type {any} */ s) => s.lane === "step").length;
     const calls = d.total - steps;
-    const parts = [`${steps} step${steps === 1 ? "" : "s"} and ${calls} tool call${calls === 1 ? "" : "s"}`
-      + ` in ${d.turns.length} turn${d.turns.length === 1 ? "" : "s"}`
-      + (this.opts.hasOlder() ? " (the loaded history: Load older adds the earlier turns)" : "") + "."];
+    const counts = `${steps} step${steps === 1 ? "" : "s"} and ${calls} tool call${calls === 1 ? "" : "s"}`
+      + ` in ${d.turns.length} turn${d.turns.length === 1 ? "" : "s"}`;
+    const parts = [];
+    if (d.scope === "run" && d !== this.loaded) {
+      const grown = typeof d.last === "number" && this.opts.last() > d.last;
+      parts.push(`The whole run: ${counts}${grown ? ` through seq ${d.last} (newer steps are in the rows below)` : ""}.`);
+      if (this.opts.hasOlder()) parts.push("A bar of a step not loaded yet loads it.");
+    } else if (d.scope === "run") {
+      parts.push(`The whole run: ${counts}.`);
+    } else {
+      const why = this.runAsk ? " Reading the whole run…" : this.runFailed ? " The whole run could not be read."
+        : this.opts.hasOlder() ? " Load older adds the earlier turns." : "";
+      parts.push(`The loaded history: ${counts}.${why}`);
+    }
     if (!d.timed && d.total) parts.push(d.reason);
     else if (this.mode === "actual") {
       if (d.timed < d.total) parts.push(`${d.total - d.timed} without recorded times are not drawn.`);
@@ -331,7 +405,7 @@ export class TimelineOverview {
     ctx.textBaseline = "top";
     if (!d || !d.total) {
       ctx.fillStyle = muted;
-      ctx.fillText(d ? "No model steps in the loaded history." : "", 4, AXIS + 10);
+      ctx.fillText(d ? `No model steps in ${d.scope === "run" ? "the run" : "the loaded history"}.` : "", 4, AXIS + 10);
       this.canvas.setAttribute("aria-label", "Timeline: no model steps");
       return;
     }

@@ -4,7 +4,8 @@ and the export of the window or the whole session as a file (HTML; Markdown when
 Rules: the same contract as ``viewer``: arguments are plain values or bytes, results msgspec JSON bytes; everything
 is computed from the window the chat shows (the same assembler, entries and nodes), except the whole-session export,
 which folds the local file's every record (or a page the page fetched) in an assembler of its own and leaves the
-window untouched. Pure apart from the timer.
+window untouched, and the whole local file's overview (``run_timeline``), which does the same. Pure apart from the
+timer.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..views import ViewNode
 from .inspector import trajectory_requests
 from .panels import chat_keys_by_seq, context_rows, full_text, latest_todos, trajectory_rows
 from .search import SearchIndex, node_records, row_members
-from .timeline import timeline_of
+from .timeline import run_timeline, timeline_of
 from .updates import as_bytes, elapsed_ms, encode_json, error_value
 from .view_export import context_markdown, trajectory_markdown, view_document
 
@@ -42,6 +43,7 @@ class ViewsMixin:
     index: MessageIndex | None
     header: dict[str, Any] | None
     _search: SearchIndex
+    _run_timeline: tuple[MessageIndex, int, bytes] | None
 
     def _ordered(self) -> list[ViewNode]:
         return by_anchor(self.chat.values())
@@ -66,9 +68,26 @@ class ViewsMixin:
         return encode_json(latest_todos(self.assembler.window_entries()))
 
     def trajectory_view(self) -> bytes:
-        """The Trajectory view: ``{rows: [...], timeline}`` (``_trajectory_rows``, ``timeline.timeline_of``)."""
+        """The Trajectory view: ``{rows: [...], timeline}`` (``_trajectory_rows``, ``timeline.timeline_of``; its
+        ``scope`` is ``"run"`` when the window holds the whole session)."""
         rows = self._trajectory_rows()
-        return encode_json({"rows": rows, "timeline": timeline_of(rows)})
+        scope = "loaded" if self.assembler.has_more else "run"
+        return encode_json({"rows": rows, "timeline": timeline_of(rows, scope=scope)})
+
+    def run_timeline(self) -> bytes:
+        """The whole local file's overview (``timeline.run_timeline`` over its pager's every record) when the window
+        holds only its newest messages; null otherwise (no local file: the server or the published site answers;
+        the window is the whole session: the Trajectory view's own timeline covers it). Kept until the file grows."""
+        index = self.index
+        if index is None or not self.assembler.has_more:
+            return encode_json(None)
+        kept = self._run_timeline
+        if kept is not None and kept[0] is index and kept[1] == index.event_count:
+            return kept[2]
+        page = index.session_page(None, None, None)
+        data = encode_json(run_timeline(page.records, page.hasMore, index.last_seq))
+        self._run_timeline = (index, index.event_count, data)
+        return data
 
     def _trajectory_rows(self) -> list[dict[str, Any]]:
         """``panels.trajectory_rows`` with each request that failed and was sent again (``inspector``)."""

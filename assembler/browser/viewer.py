@@ -95,6 +95,7 @@ class Viewer(ViewsMixin, InspectorMixin, ReplayMixin, FolderMixin, CompareMixin,
         self._search = SearchIndex()
         self.header: dict[str, Any] | None = None
         self.index: MessageIndex | None = None
+        self._run_timeline = None  # the whole local file's overview, kept (view_api.run_timeline)
         self.file: FileLoad | None = None
         self.load_result: LoadResult | None = None
         self.page_requests: dict[int, PageRequest] = {}
