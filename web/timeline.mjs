@@ -220,6 +220,7 @@ export class TimelineOverview {
     this.run = null;
     this.runAsk = null;
     this.runFailed = "";
+    delete this.root.dataset.scope;
     this.selected = -1;
     this.pickedLine.replaceChildren();
   }
