@@ -38,7 +38,7 @@ function byId(id, type) {
  *   session: () => string | null,
  *   fetchPage: (id: string, options: {through: number, maxMessages: number}) => Promise<Uint8Array>,
  *   fetchRun: () => Promise<any>,
- *   scrollToSeq: (seq: number) => Promise<string | null>,
+ *   scrollToSeq: (seq: number, options?: {what?: string}) => Promise<string | null>,
  *   onError: (text: string) => void,
  * }} app
  */
@@ -129,7 +129,7 @@ export function initFeatures(app) {
       let row = stepRow(span);
       if (!row && typeof span.seq === "number") {
         // A step of the whole run not loaded yet: its page is loaded as a deep link's is, then its row is shown.
-        await app.scrollToSeq(span.seq);
+        await app.scrollToSeq(span.seq, { what: `The timeline's ${span.lane === "tool" ? "tool call" : "step"}` });
         views.changed();
         await views.ready();
         row = stepRow(span);

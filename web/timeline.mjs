@@ -11,6 +11,7 @@
 // (Shift or a sideways wheel pans), dragging, the −/+/Fit buttons, and on the focused canvas ←/→ (pan), +/− (zoom),
 // 0 (fit), Enter (show the picked bar in the chat). Clicking a bar picks it: its trajectory row is scrolled into
 // view and marked, and the note offers "Show in chat". Collapse all / Expand all fold the rows to their first line.
+import { formatCount } from "./summary.mjs";
 import { durationText } from "./views.mjs";
 
 const HEIGHT = 76; // css px
@@ -190,7 +191,10 @@ export class TimelineOverview {
     const loaded = this.loaded;
     const next = loaded && loaded.scope !== "run" && this.run ? this.run : loaded;
     if (next && next !== this.data) this.set(next);
-    else this._controls();
+    else {
+      this.draw(); // the loaded part's shading moved
+      this._controls();
+    }
   }
 
   /** Draws a timeline value (the window's or the whole run's). @param {any} data */
@@ -244,13 +248,13 @@ export class TimelineOverview {
     if (!d) return;
     const steps = d.spans.filter((/** @type {any} */ s) => s.lane === "step").length;
     const calls = d.total - steps;
-    const counts = `${steps} step${steps === 1 ? "" : "s"} and ${calls} tool call${calls === 1 ? "" : "s"}`
-      + ` in ${d.turns.length} turn${d.turns.length === 1 ? "" : "s"}`;
+    const counts = `${formatCount(steps)} step${steps === 1 ? "" : "s"} and ${formatCount(calls)} tool call`
+      + `${calls === 1 ? "" : "s"} in ${formatCount(d.turns.length)} turn${d.turns.length === 1 ? "" : "s"}`;
     const parts = [];
     if (d.scope === "run" && d !== this.loaded) {
       const grown = typeof d.last === "number" && this.opts.last() > d.last;
       parts.push(`The whole run: ${counts}${grown ? ` through seq ${d.last} (newer steps are in the rows below)` : ""}.`);
-      if (this.opts.hasOlder()) parts.push("A bar of a step not loaded yet loads it.");
+      if (this.opts.hasOlder()) parts.push("The shaded part is loaded; a bar of a step not loaded yet loads it.");
     } else if (d.scope === "run") {
       parts.push(`The whole run: ${counts}.`);
     } else {
@@ -354,6 +358,17 @@ export class TimelineOverview {
     return best;
   }
 
+  /** Where the loaded rows begin on the axis while the whole run is drawn (null otherwise). */
+  _loadedFrom() {
+    const d = this.data;
+    const spans = this.loaded?.spans;
+    if (!d || d === this.loaded || !spans?.length) return null;
+    const first = Math.min(...spans.map((/** @type {any} */ s) => s.seq));
+    const at = d.spans.find((/** @type {any} */ s) => s.seq >= first);
+    if (!at) return null;
+    return this.mode === "equal" ? at.slot : at.t0 ?? null;
+  }
+
   /** @param {any} s */
   _describe(s) {
     const took = s.t0 !== null && s.t0 !== undefined ? ` · ${durationText(s.t1 - s.t0)}` : "";
@@ -412,21 +427,33 @@ export class TimelineOverview {
     }
     const scale = width / (this.hi - this.lo);
     const xAt = (/** @type {number} */ v) => (v - this.lo) * scale;
+    // The whole run drawn while only its newest part is loaded: that part is shaded.
+    const loadedFrom = this._loadedFrom();
+    if (loadedFrom !== null && loadedFrom < this.hi) {
+      ctx.fillStyle = border;
+      ctx.globalAlpha = 0.5;
+      ctx.fillRect(Math.max(0, xAt(loadedFrom)), AXIS, width, HEIGHT - AXIS);
+      ctx.globalAlpha = 1;
+    }
     // Turns: a line and a label where each begins (labels only where there is room).
     ctx.strokeStyle = border;
     ctx.fillStyle = muted;
     let lastLabel = -Infinity;
+    let lastLine = -Infinity;
     for (const turn of d.turns) {
       const at = this.mode === "equal" ? turn.slot : turn.t;
       if (at === null || at === undefined || at < this.lo || at > this.hi) continue;
       const x = Math.round(xAt(at)) + 0.5;
+      if (x - lastLine < 4) continue; // thousands of turns: a line where there is room, not a grey wash
+      lastLine = x;
       ctx.beginPath();
       ctx.moveTo(x, AXIS);
       ctx.lineTo(x, HEIGHT);
       ctx.stroke();
-      if (x - lastLabel > 34) {
-        ctx.fillText(`T${turn.turn ?? "?"}`, x + 2, 2);
-        lastLabel = x;
+      const text = `T${turn.turn ?? "?"}`;
+      if (x > lastLabel) { // a label only where the last one ended (T4999 is wider than T9)
+        ctx.fillText(text, x + 2, 2);
+        lastLabel = x + ctx.measureText(text).width + 8;
       }
     }
     if (this.mode === "actual") {

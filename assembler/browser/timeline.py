@@ -95,7 +95,7 @@ def timeline_of(rows: Iterable[Mapping[str, Any]], *, scope: str = "loaded",
     shift: dict[int, float] = {}
     if timed:
         origin = min(s["a"] for s in timed)
-        removed = 0.0
+        removed: float = 0  # an int while the times are: the JSON says 1062, not 1062.0
         covered: float | None = None
         for span in sorted(timed, key=lambda s: (s["a"], s["b"])):
             if covered is not None and span["a"] - covered > IDLE_CAP_MS:
@@ -127,7 +127,8 @@ def run_timeline(records: Sequence[Any], has_more: bool = False, last: int | Non
     """``timeline_of`` the whole session: ``records`` (a ``SessionPage``'s, every message) folded in an assembler of
     their own into the Trajectory view's rows, exactly as the page's worker folds its window (``view_api``), with
     ``scope`` ``"run"`` (``"loaded"`` when ``has_more``: older history was not given) and ``last`` the session's
-    last seq as the caller read it.
+    last seq as the caller read it. A span's ``row`` and ``chat`` are None: keys are the fold's own, so the page
+    finds the loaded row of a span by its ``seq``.
 
     Raises:
         AssemblerError: the records break the assembler contract (as ``exporting.fold_page``).
@@ -145,4 +146,7 @@ def run_timeline(records: Sequence[Any], has_more: bool = False, last: int | Non
     assert result is not None  # replace_window always leaves a flush pending
     shown = transcript(result)
     rows = trajectory_requests(trajectory_rows(shown.trajectory, shown.chat, assembler.index.turns), assembler)
-    return timeline_of(rows, scope="loaded" if has_more else "run", last=last)
+    value = timeline_of(rows, scope="loaded" if has_more else "run", last=last)
+    for span in value["spans"]:  # keys of this fold name no row of the page's: the page finds a row by its seq
+        span["row"] = span["chat"] = None
+    return value

