@@ -65,8 +65,8 @@ def test_a_served_session_shows_its_whole_run_and_a_bar_not_loaded_yet_lands_on_
     rows_before = int(page.get_attribute("#trajectory", "data-rows") or 0)
     page.evaluate("(slot) => window.transcriptViewer.overview._setRange(slot - 6, slot + 6)", target["slot"])
     page.locator("#traj-overview canvas").scroll_into_view_if_needed()
-    x, y = page.evaluate("(i) => [window.transcriptViewer.overview.xOf(i), window.transcriptViewer.overview.yOf('step')]",
-                         i)
+    x, y = page.evaluate("(i) => [window.transcriptViewer.overview.xOf(i),"
+                         " window.transcriptViewer.overview.yOf('step')]", i)
     page.mouse.click(x, y)
     assert page.evaluate("() => window.transcriptViewer.overview.selected") == i
     page.wait_for_selector("#trajectory .traj-row.is-target", timeout=60_000)

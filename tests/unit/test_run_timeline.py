@@ -18,8 +18,7 @@ with warnings.catch_warnings():  # starlette 1.10 nudges towards httpx2; httpx i
 
 from assembler.browser.timeline import NO_TIMES_RUN, run_timeline
 from assembler.history import MessageIndex
-from assembler.server import create_app
-from assembler.server import timeline_api
+from assembler.server import create_app, timeline_api
 from assembler.store.loader import AnyLoader
 from perf.turns import many_turns_bytes
 
