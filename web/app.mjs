@@ -174,7 +174,9 @@ viewer.replayPage = replay.replayPage;
 const features = initFeatures({
   bridge, view, viewer,
   showEvents: () => els.showEvents.checked,
-  title: () => els.title.textContent || "session",
+  // A served session's title (its list entry's); else the worker titles the export from the records, as the CLI
+  // does (a local file's header shows its name, a session with no title its id path).
+  title: () => (state.mode === "live" && state.sessionId ? servedEntry(state.sessionId)?.title || "" : ""),
   session: () => (state.mode === "live" ? state.sessionId : null),
   fetchPage,
   // The whole session's timeline (timeline.mjs): the server's or the published site's file, a local file's pager.

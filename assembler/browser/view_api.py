@@ -125,9 +125,11 @@ class ViewsMixin:
         that view of the window (``view_export``), as ``fmt`` (``html`` or ``md``)."""
         t0 = time.perf_counter()
         fmt = "md" if fmt == "md" else "html"
-        # The session's own title (as the CLI's export), else its first prompt, else the header id.
-        name = title or session_title(e.event for e in self.assembler.window_entries()) or str(
-            (self.header or {}).get("id") or "session")
+        # The session's own title (as the CLI's export: a local file's from its every record), else its first
+        # prompt, else the header id.
+        name = (title or (session_title(self.index.records) if self.index is not None else None)
+                or session_title(e.event for e in self.assembler.window_entries())
+                or str((self.header or {}).get("id") or "session"))
         banner = ""
         if scope in ("trajectory", "context"):
             if scope == "trajectory":

@@ -1,6 +1,7 @@
 """Issue 22 items that had no browser test of their own: a Think row shows its first paragraph once (item 11); a
 message names a line once and a file's progress reads plainly (item 14); a call that waited for approval says so
-on its collapsed row (item 5). Each runs on real Chromium
+on its collapsed row (item 5); the page's exports take the session's title and write an edit as a diff
+(item 13). Each runs on real Chromium
 against the built page; AUDIT22.md (the closing note's audit) records which of them fail on the main the issue was
 filed against."""
 
@@ -9,9 +10,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from playwright.sync_api import Page
 from session_builder import Session
 from test_goldens import corpus_present
 from test_turns_and_usage import shown_rows
+
+from assembler import render
 
 if TYPE_CHECKING:
     from conftest import Viewer
@@ -99,3 +103,28 @@ def test_a_call_that_waited_for_approval_says_so_on_its_row(viewer: Viewer) -> N
     page = viewer.page
     badge = page.locator("#transcript article.kind-tool .approval-badge").first
     assert badge.inner_text() == "needed approval" and badge.is_visible()
+
+
+def _download(page: Page, fmt: str) -> str:
+    page.click("#export-menu > summary")
+    with page.expect_download() as info:
+        page.click(f'#export-menu button[data-format="{fmt}"][data-scope="session"]')
+    path = info.value.path()
+    assert path is not None
+    return open(path, encoding="utf-8").read()
+
+
+def test_exports_carry_the_title_and_write_edits_as_diffs(viewer: Viewer) -> None:
+    """Item 13: the page's HTML export was titled with the id path (a local file: its name) while the CLI used the
+    title, and Markdown wrote an edit as its JSON arguments; the page's exports take the title the CLI's does
+    (`transcript-assembler export` of this file: its first prompt) and write an edit as a diff."""
+    corpus_present()
+    rel = "examples/jsonrpc-agent/tests/snapshots/persistent-tools/session.jsonl"
+    shown_rows(viewer, rel)
+    page = viewer.page
+    title = "Prove that bash state persists."  # what the CLI's export is titled (its first prompt)
+    html = _download(page, "html")
+    assert f"<title>{render.escape(title)}</title>" in html, (title, html[:300])
+    markdown = _download(page, "md")
+    assert markdown.startswith(f"# {title}")
+    assert "```diff" in markdown and '"old_str"' not in markdown, markdown[:2000]
