@@ -1,9 +1,9 @@
 """Issue 22 items that had no browser test of their own: a Think row shows its first paragraph once (item 11); a
 message names a line once and a file's progress reads plainly (item 14); a call that waited for approval says so
-on its collapsed row (item 5); the page's exports take the session's title and write an edit as a diff
-(item 13). Each runs on real Chromium
-against the built page; AUDIT22.md (the closing note's audit) records which of them fail on the main the issue was
-filed against."""
+on its collapsed row (item 5); the page's exports take the title the CLI's do and write an edit as a diff (item
+13); a question lists its options with the answer marked and a fetched page is rendered (item 8). Each runs on real
+Chromium against the built page; AUDIT22.md (the closing note's audit) records which of them fail on the main the
+issue was filed against."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from playwright.sync_api import Page
 from session_builder import Session
 from test_goldens import corpus_present
+from test_tool_and_activity_rows import open_tool
 from test_turns_and_usage import shown_rows
 
 from assembler import render
@@ -128,3 +129,29 @@ def test_exports_carry_the_title_and_write_edits_as_diffs(viewer: Viewer) -> Non
     markdown = _download(page, "md")
     assert markdown.startswith(f"# {title}")
     assert "```diff" in markdown and '"old_str"' not in markdown, markdown[:2000]
+
+
+def test_a_question_and_a_fetched_page_read_as_a_person_expects(viewer: Viewer) -> None:
+    """Item 8: a question's answer was JSON without its options, a fetched page Markdown source in a monospace
+    block; the question lists its options in order with the answer marked, the page is rendered."""
+    import json
+
+    question = {"questions": [{"id": "color", "question": "Which color do you **prefer**?", "header": "Pick one",
+                               "options": [{"label": "Blue", "description": "A cool hue."},
+                                           {"label": "Green", "description": "A restful hue."}]}]}
+    answer = '{"answers":[{"id":"color","selected":["Blue"]}]}'
+    s = Session("cards", start_time=1_767_225_600_000)
+    s.user("Ask me, then fetch the page.")
+    s.assistant([("text", "Asking.")], calls=[("q1", "ask_user_question", json.dumps(question)),
+                                            ("f1", "WebFetch", json.dumps({"url": "https://example.com/x",
+                                                                           "prompt": "fields?"}))])
+    s.tool_result("q1", answer)
+    s.tool_result("f1", "# Fields\n\n- `path` - the file\n")
+    s.end_step()
+    s.end_turn()
+    assert viewer.open_file(viewer.add_file("cards.jsonl", s.to_bytes()), all=True)["error"] is None
+    body = open_tool(viewer, "ask_user_question")
+    assert '<li class="option chosen">☑ <span class="option-label">Blue</span>' in body, body
+    assert body.index("Blue") < body.index("Green") and '"answers"' not in body
+    fetched = open_tool(viewer, "WebFetch")
+    assert "<h1>Fields</h1>" in fetched and "<code>path</code>" in fetched and "# Fields" not in fetched, fetched
