@@ -58,6 +58,8 @@ export class TimelineOverview {
     this.runAsk = null;
     this.runAskedAt = 0;
     this.runFailed = "";
+    this.runAgainMs = RUN_AGAIN_MS;
+    this.runTimer = 0;
     this.generation = 0; // bumped by reset: a late answer for the last window is dropped
     /** @type {"equal" | "actual"} */
     this.mode = "equal";
@@ -168,7 +170,13 @@ export class TimelineOverview {
     const last = this.opts.last();
     if (this.runAsk || this.runFailed) return;
     if (this.run && (this.run.last ?? -1) >= last) return;
-    if (this.run && Date.now() - this.runAskedAt < RUN_AGAIN_MS) return;
+    const wait = this.run ? this.runAskedAt + this.runAgainMs - Date.now() : 0;
+    if (wait > 0) { // read again once the interval is over, even if nothing else changes by then
+      if (!this.runTimer) {
+        this.runTimer = window.setTimeout(() => { this.runTimer = 0; if (this.loaded?.scope !== "run") this._askRun(); }, wait);
+      }
+      return;
+    }
     const generation = this.generation;
     this.runAskedAt = Date.now();
     this.runAsk = this.opts.fetchRun().then((/** @type {any} */ value) => {
@@ -219,6 +227,8 @@ export class TimelineOverview {
   /** A new window (another session or file): the whole run, nothing picked. */
   reset() {
     this.generation += 1;
+    clearTimeout(this.runTimer);
+    this.runTimer = 0;
     this.data = null;
     this.loaded = null;
     this.run = null;

@@ -103,3 +103,24 @@ def test_a_local_file_opened_at_its_newest_page_gets_the_whole_run_from_the_work
     assert value["data"] is not None and value["data"] == value["loaded"] and value["data"]["total"] == 40
     assert page.inner_text("#traj-overview .tl-note").startswith("The whole run: 20 steps")
     page.evaluate("() => window.transcriptViewer.showView('chat')")
+
+
+def test_a_followed_session_that_grows_reads_its_whole_run_again(viewer: Viewer) -> None:
+    """A live session grows past the whole run's timeline the page read: the note says how far it goes, and the
+    page reads it again (at most every runAgainMs, here shortened) even if nothing else changes by then."""
+    turns = 120
+    page = open_served(viewer, "whole-live", many_turns_bytes(turns))
+    page.evaluate("() => { window.transcriptViewer.overview.runAgainMs = 1500; }")
+    value = show_trajectory_whole(page)
+    assert value["data"]["total"] == 2 * turns
+    asked = len([u for u in viewer.requests if "/api/sessions/whole-live/timeline" in u])
+    old, new = many_turns_bytes(turns).split(b"\n"), many_turns_bytes(turns + 1).split(b"\n")
+    assert old[1:-1] == new[1:len(old) - 1]  # the same records (only the header's id names the turn count)
+    with (viewer.served.sessions / "whole-live.jsonl").open("ab") as out:
+        out.write(b"\n".join(new[len(old) - 1:]))
+    viewer.served.update("whole-live")
+    page.wait_for_function(f"() => window.transcriptViewer.overview.data?.total === {2 * (turns + 1)}",
+                           timeout=60_000)
+    assert len([u for u in viewer.requests if "/api/sessions/whole-live/timeline" in u]) == asked + 1
+    assert page.inner_text("#traj-overview .tl-note").startswith(f"The whole run: {turns + 1} steps")
+    page.evaluate("() => window.transcriptViewer.showView('chat')")
