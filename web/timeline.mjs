@@ -5,20 +5,21 @@
 // asked for (`fetchRun`: the server's GET .../timeline, a published site's timeline.json, the worker's fold of a
 // local file), the same value made by the same Python (assembler/browser/timeline.py: run_timeline), and the note
 // says what the bars cover ("the whole run" or "the loaded history"); a bar of a step not loaded yet loads it as a
-// deep link does (`pick`). One module above 400 lines: the canvas, its controls and what it covers are one widget. Bars take equal widths (the run's order) or their actual durations; actual durations come only from
-// recorded times (the worker's assembler/browser/timeline.py: a log whose times were rebuilt offers equal widths
+// deep link does (`pick`); reading the whole run is wholerun.mjs. One module above 400 lines: the canvas, its
+// controls and what it covers are one widget. Bars take equal widths (the run's order) or their actual durations;
+// actual durations come only from recorded times (the worker's assembler/browser/timeline.py: a log whose times were rebuilt offers equal widths
 // only, and the note says why), with idle stretches over a minute shortened and marked. Zoom and pan: the wheel
 // (Shift or a sideways wheel pans), dragging, the −/+/Fit buttons, and on the focused canvas ←/→ (pan), +/− (zoom),
 // 0 (fit), Enter (show the picked bar in the chat). Clicking a bar picks it: its trajectory row is scrolled into
 // view and marked, and the note offers "Show in chat". Collapse all / Expand all fold the rows to their first line.
 import { formatCount } from "./summary.mjs";
 import { durationText } from "./views.mjs";
+import { WholeRun } from "./wholerun.mjs";
 
 const HEIGHT = 76; // css px
 const AXIS = 16; // the tick labels' band
 const LANE = { step: [AXIS + 6, 20], tool: [AXIS + 32, 14] };
 const ZOOM = 1.6;
-const RUN_AGAIN_MS = 10_000; // a live session that grew past the whole run's timeline reads it again this often
 
 /** @param {string} tag @param {string} [cls] @param {string} [text] */
 function el(tag, cls = "", text = "") {
@@ -52,15 +53,8 @@ export class TimelineOverview {
     this.data = null;
     /** @type {any} the worker's timeline of the window's rows */
     this.loaded = null;
-    /** @type {any} the whole session's timeline, once read */
-    this.run = null;
-    /** @type {Promise<void> | null} the whole run being read */
-    this.runAsk = null;
-    this.runAskedAt = 0;
-    this.runFailed = "";
-    this.runAgainMs = RUN_AGAIN_MS;
-    this.runTimer = 0;
-    this.generation = 0; // bumped by reset: a late answer for the last window is dropped
+    /** the whole session's timeline (wholerun.mjs) */
+    this.whole = new WholeRun({ fetch: opts.fetchRun, onError: opts.onError, changed: () => this._choose() });
     /** @type {"equal" | "actual"} */
     this.mode = "equal";
     this.lo = 0;
@@ -160,44 +154,15 @@ export class TimelineOverview {
    * whole run's is read (asked for here when it is not). @param {any} data */
   setLoaded(data) {
     this.loaded = data;
-    if (data.scope !== "run") this._askRun();
+    if (data.scope !== "run") this.whole.ask(this.opts.last);
     this._choose();
-  }
-
-  /** Reads the whole run's timeline: once per window, again when a live window grew past it (at most every
-   * RUN_AGAIN_MS). */
-  _askRun() {
-    const last = this.opts.last();
-    if (this.runAsk || this.runFailed) return;
-    if (this.run && (this.run.last ?? -1) >= last) return;
-    const wait = this.run ? this.runAskedAt + this.runAgainMs - Date.now() : 0;
-    if (wait > 0) { // read again once the interval is over, even if nothing else changes by then
-      if (!this.runTimer) {
-        this.runTimer = window.setTimeout(() => { this.runTimer = 0; if (this.loaded?.scope !== "run") this._askRun(); }, wait);
-      }
-      return;
-    }
-    const generation = this.generation;
-    this.runAskedAt = Date.now();
-    this.runAsk = this.opts.fetchRun().then((/** @type {any} */ value) => {
-      if (generation !== this.generation || !value || !Array.isArray(value.spans)) return;
-      this.run = value;
-    }, (/** @type {Error} */ err) => {
-      if (generation !== this.generation) return;
-      this.runFailed = err.message;
-      this.opts.onError(new Error(`the whole run's timeline could not be read (${err.message}); the overview `
-        + "shows the loaded history"));
-    }).finally(() => {
-      if (generation !== this.generation) return;
-      this.runAsk = null;
-      this._choose();
-    });
   }
 
   /** Draws the whole run's timeline when the window does not hold it all, else the window's. */
   _choose() {
     const loaded = this.loaded;
-    const next = loaded && loaded.scope !== "run" && this.run ? this.run : loaded;
+    const run = this.whole.value;
+    const next = loaded && loaded.scope !== "run" && run ? run : loaded;
     if (next && next !== this.data) this.set(next);
     else {
       this.draw(); // the loaded part's shading moved
@@ -226,14 +191,9 @@ export class TimelineOverview {
 
   /** A new window (another session or file): the whole run, nothing picked. */
   reset() {
-    this.generation += 1;
-    clearTimeout(this.runTimer);
-    this.runTimer = 0;
+    this.whole.reset();
     this.data = null;
     this.loaded = null;
-    this.run = null;
-    this.runAsk = null;
-    this.runFailed = "";
     delete this.root.dataset.scope;
     this.selected = -1;
     this.pickedLine.replaceChildren();
@@ -268,7 +228,7 @@ export class TimelineOverview {
     } else if (d.scope === "run") {
       parts.push(`The whole run: ${counts}.`);
     } else {
-      const why = this.runAsk ? " Reading the whole run…" : this.runFailed ? " The whole run could not be read."
+      const why = this.whole.asking ? " Reading the whole run…" : this.whole.failed ? " The whole run could not be read."
         : this.opts.hasOlder() ? " Load older adds the earlier turns." : "";
       parts.push(`The loaded history: ${counts}.${why}`);
     }

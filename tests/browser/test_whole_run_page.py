@@ -107,10 +107,10 @@ def test_a_local_file_opened_at_its_newest_page_gets_the_whole_run_from_the_work
 
 def test_a_followed_session_that_grows_reads_its_whole_run_again(viewer: Viewer) -> None:
     """A live session grows past the whole run's timeline the page read: the note says how far it goes, and the
-    page reads it again (at most every runAgainMs, here shortened) even if nothing else changes by then."""
+    page reads it again (at most every whole.againMs, here shortened) even if nothing else changes by then."""
     turns = 120
     page = open_served(viewer, "whole-live", many_turns_bytes(turns))
-    page.evaluate("() => { window.transcriptViewer.overview.runAgainMs = 1500; }")
+    page.evaluate("() => { window.transcriptViewer.overview.whole.againMs = 1500; }")
     value = show_trajectory_whole(page)
     assert value["data"]["total"] == 2 * turns
     asked = len([u for u in viewer.requests if "/api/sessions/whole-live/timeline" in u])
