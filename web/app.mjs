@@ -39,7 +39,7 @@ import { afterFileOpened, beforeFileOpens, followHash, initNavigation, openAt, s
 import { initReplay } from "./replay.mjs";
 import { initRowTools, rowTools } from "./rowtools.mjs";
 import { bridge, hooks, state, view } from "./runtime.mjs";
-import { fetchPage } from "./sessions.mjs";
+import { fetchPage, fetchTimeline } from "./sessions.mjs";
 import { currentFolderEntry, folderEntries, initSessionList, localEntry, localUid, markCurrent, redrawList,
   refreshSessions, servedEntry, setLocal, setSince } from "./sessionlist.mjs";
 import { bootFailed, bootReady, fileProgress, setAlert, setBootStage } from "./status.mjs";
@@ -174,9 +174,18 @@ viewer.replayPage = replay.replayPage;
 const features = initFeatures({
   bridge, view, viewer,
   showEvents: () => els.showEvents.checked,
-  title: () => els.title.textContent || "session",
+  // A served session's title (its list entry's); else the worker titles the export from the records, as the CLI
+  // does (a local file's header shows its name, a session with no title its id path).
+  title: () => (state.mode === "live" && state.sessionId ? servedEntry(state.sessionId)?.title || "" : ""),
   session: () => (state.mode === "live" ? state.sessionId : null),
   fetchPage,
+  // The whole session's timeline (timeline.mjs): the server's or the published site's file, a local file's pager.
+  fetchRun: async () => {
+    if (state.mode === "live" && state.sessionId) return fetchTimeline(state.sessionId);
+    if (state.mode === "file") return bridge.json("runTimeline");
+    return null;
+  },
+  scrollToSeq,
   onError: (text) => setAlert("view", text),
 });
 Object.assign(hooks, {

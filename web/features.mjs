@@ -37,6 +37,8 @@ function byId(id, type) {
  *   title: () => string,
  *   session: () => string | null,
  *   fetchPage: (id: string, options: {through: number, maxMessages: number}) => Promise<Uint8Array>,
+ *   fetchRun: () => Promise<any>,
+ *   scrollToSeq: (seq: number, options?: {what?: string}) => Promise<string | null>,
  *   onError: (text: string) => void,
  * }} app
  */
@@ -119,14 +121,26 @@ export function initFeatures(app) {
     before: trajectoryRows,
     rows: trajectoryRows,
     hasOlder: () => !byId("load-older", HTMLElement).hidden,
-    pick: (span) => {
+    fetchRun: app.fetchRun,
+    last: () => last,
+    onError: report("Timeline"),
+    pick: async (span) => {
       for (const t of trajectoryRows.querySelectorAll(".is-target")) t.classList.remove("is-target");
-      trajSearch.reveal(String(span.row))?.classList.add("is-target");
+      let row = stepRow(span);
+      if (!row && typeof span.seq === "number") {
+        // A step of the whole run not loaded yet: its page is loaded as a deep link's is, then its row is shown.
+        await app.scrollToSeq(span.seq, { what: `The timeline's ${span.lane === "tool" ? "tool call" : "step"}` });
+        views.changed();
+        await views.ready();
+        row = stepRow(span);
+      }
+      if (row) trajSearch.reveal(String(row.key))?.classList.add("is-target");
     },
     showInChat: (span) => {
-      const row = views.trajectory.rows.find((r) => String(r.key) === String(span.row));
+      const row = stepRow(span);
       views.show("chat", { hash: true });
-      void views.opts.jumpToChat(span.chat ?? null, row?.seq ?? 0);
+      // The chat key of a loaded row (a whole-run span's keys come from another fold): else its seq finds it.
+      void views.opts.jumpToChat(row ? span.chat ?? row.chatKey ?? null : null, row?.seq ?? span.seq ?? 0);
     },
     refold: () => {
       views.trajectory.list.heights.clear();
@@ -134,7 +148,10 @@ export function initFeatures(app) {
       views.trajectory.list.update();
     },
   });
-  views.onTrajectory = (value) => overview.set(value.timeline);
+  views.onTrajectory = (value) => overview.setLoaded(value.timeline);
+  /** The loaded trajectory row of a span: the window's own spans by key, the whole run's by seq. @param {any} span */
+  const stepRow = (span) => (span === null ? null : views.trajectory.rows.find((r) => (overview.data?.scope === "run"
+    && overview.data !== overview.loaded ? r.kind === "step" && r.seq === span.seq : String(r.key) === String(span.row))));
 
   view.onFilled = (/** @type {HTMLElement} */ row) => {
     addRecordsButton(row, bridge, report("Could not read the records"));

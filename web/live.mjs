@@ -12,6 +12,13 @@ import { Follow } from "./sessions.mjs";
 import { isPublished } from "./site.mjs";
 import { clearAlert, progressEnd, progressStart, setAlert, setLive, setQueued } from "./status.mjs";
 
+/** The server's fault text (`str` of the error: "line 26: invalid JSON ...") without the "line N: " it starts
+ * with: the alert names the line already, once. @param {{detail: string, line?: number | null}} fault */
+function faultText(fault) {
+  const detail = String(fault.detail);
+  return fault.line ? detail.replace(new RegExp(`^line ${fault.line}: `), "") : detail;
+}
+
 /**
  * @param {string} id
  * @param {{onOpened?: () => void}} [options] `onOpened` runs once the first snapshot is on screen
@@ -64,7 +71,7 @@ export function openSession(id, { onOpened = () => {} } = {}) {
         const e = update.sessionError;
         const at = [e.line ? `line ${e.line}` : "", e.seq !== null && e.seq !== undefined ? `seq ${e.seq}` : ""]
           .filter(Boolean).join(", ");
-        setAlert("session", `Session ${id}${at ? `, ${at}` : ""}: ${e.detail}. The valid part before it is shown.`);
+        setAlert("session", `Session ${id}${at ? `, ${at}` : ""}: ${faultText(e)}. The valid part before it is shown.`);
       }
       applyUpdate(update, { scroll: first ? "end" : "follow" });
       if (first) {
@@ -78,7 +85,7 @@ export function openSession(id, { onOpened = () => {} } = {}) {
     onFault: (fault) => {
       const at = [fault.line ? `line ${fault.line}` : "", fault.seq !== null ? `seq ${fault.seq}` : ""].filter(Boolean).join(", ");
       const next = fault.following ? "Following continues with the lines after it." : "Following stopped; the rows before it are shown.";
-      setAlert("live", `Session ${id}${at ? `, ${at}` : ""}: ${fault.detail}. ${next}`);
+      setAlert("live", `Session ${id}${at ? `, ${at}` : ""}: ${faultText(fault)}. ${next}`);
       done();
     },
     onGone: () => {

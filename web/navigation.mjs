@@ -26,9 +26,10 @@ export function hashFor(seq) {
 
 /** Scrolls to the row a seq points at, loading older history while it lies before the window (one page that
  * reaches back to it, up to SEQ_SEARCH_PAGES pages' worth of messages; page by page on a published site, whose
- * pages are fixed files); resolves to the row's key (null when there is none). What stops it is said in the alert.
- * @param {number} seq @returns {Promise<string | null>} */
-export async function scrollToSeq(seq) {
+ * pages are fixed files); resolves to the row's key (null when there is none). What stops it is said in the alert,
+ * naming the row as `what` (a link's, or the timeline's step).
+ * @param {number} seq @param {{what?: string}} [options] @returns {Promise<string | null>} */
+export async function scrollToSeq(seq, { what = "The link's row" } = {}) {
   linkHeld = true; // the link's seq stays in the URL until the reader scrolls by hand
   const perLoad = isPublished() ? 1 : SEQ_SEARCH_PAGES; // pages' worth one load reaches back
   let found;
@@ -36,7 +37,7 @@ export async function scrollToSeq(seq) {
     found = await bridge.json("findSeq", { seq });
     if (found.inWindow || !state.canLoadOlder) {
       if (found.beyond) {
-        setAlert("navigation", `The link's row seq ${seq} is past the end of this session (its last seq is `
+        setAlert("navigation", `${what} seq ${seq} is past the end of this session (its last seq is `
           + `${found.last}): the last row is shown.`, "warning");
       }
       if (!found.key) return null;
@@ -51,7 +52,7 @@ export async function scrollToSeq(seq) {
     }
     if (pages >= SEQ_SEARCH_PAGES) break;
     if (!(await loadOlder({ toSeq: seq }))) {
-      setAlert("navigation", `The link's row seq ${seq} could not be reached: loading older messages failed.`);
+      setAlert("navigation", `${what} seq ${seq} could not be reached: loading older messages failed.`);
       return null;
     }
   }
@@ -59,7 +60,7 @@ export async function scrollToSeq(seq) {
     await view.renderKeys([found.key]);
     view.focusKey(found.key, { block: "start" });
   }
-  setAlert("navigation", `The link's row seq ${seq} lies more than ${formatCount(SEQ_SEARCH_PAGES * PAGE_SIZE)} `
+  setAlert("navigation", `${what} seq ${seq} lies more than ${formatCount(SEQ_SEARCH_PAGES * PAGE_SIZE)} `
     + `messages (${SEQ_SEARCH_PAGES} pages) back, the most a link loads: the oldest loaded row is seq `
     + `${found.first}. Scroll up (or Load older) to go on.`, "warning");
   return null;

@@ -85,6 +85,22 @@ export async function fetchPage(id, { through, before = null, maxMessages = PAGE
   return new Uint8Array(await response.arrayBuffer());
 }
 
+/**
+ * The whole session's trajectory overview (GET api/sessions/ID/timeline, a published site's timeline.json: the
+ * value of assembler/browser/timeline.py), or rejects with a readable error.
+ * @param {string} id
+ * @returns {Promise<any>}
+ */
+export async function fetchTimeline(id) {
+  const response = await fetch(urlOf({ kind: "timeline", id }), { headers: { accept: "application/json" } });
+  if (!response.ok) {
+    let detail = `HTTP ${response.status}`;
+    try { detail = (await response.json()).detail || detail; } catch { /* not JSON */ }
+    throw new Error(detail);
+  }
+  return response.json();
+}
+
 const encoder = new TextEncoder();
 
 /**

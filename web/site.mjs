@@ -2,7 +2,8 @@
 // Where the page's requests go, named once for the page (its twin on the publish side is
 // assembler/server/site_paths.py: site_path; tests/unit/test_publish_pages.py holds the two to the same answers):
 // the server's API (`serve`), or the files of a site `publish` wrote, whose index.html carries the marker
-// <meta name="transcript-assembler-site" content="published">. Every URL is relative, so a published site works
+// <meta name="transcript-assembler-site" content="published">. A session's whole-run overview (timeline) is
+// GET api/sessions/ID/timeline, or the site's sessions/DIR/timeline.json. Every URL is relative, so a published site works
 // under any sub-path, from a plain file host, an object store or a CDN. A published session is read-only: it has
 // no follow stream and no raw file.
 import { PAGE_SIZE } from "./config.mjs";
@@ -39,7 +40,8 @@ export function sessionDir(id) {
  * @typedef {{kind: "list"}
  *   | {kind: "page", id: string, through?: number | null, before?: number | null, maxMessages?: number,
  *      fromSeq?: number | null}
- *   | {kind: "follow", id: string, maxMessages?: number}} SiteRequest
+ *   | {kind: "follow", id: string, maxMessages?: number}
+ *   | {kind: "timeline", id: string}} SiteRequest
  */
 
 /**
@@ -52,6 +54,10 @@ export function sessionDir(id) {
  */
 export function requestUrl(request, published = isPublished()) {
   if (request.kind === "list") return published ? "catalog.json" : "api/sessions";
+  if (request.kind === "timeline") {
+    if (!request.id) return null;
+    return published ? `sessions/${sessionDir(request.id)}/timeline.json` : `api/sessions/${sessionPath(request.id)}/timeline`;
+  }
   const maxMessages = request.maxMessages ?? PAGE_SIZE;
   if (!published) {
     const path = `api/sessions/${sessionPath(request.id)}`;

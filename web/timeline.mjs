@@ -1,13 +1,20 @@
 // @ts-check
-// The trajectory overview: above the Trajectory view's rows, a timeline of the loaded run — each model step (top
-// lane) and tool call (bottom lane) a bar, turns marked — drawn on ONE <canvas>, so the DOM stays the same size on
-// any session. Bars take equal widths (the run's order) or their actual durations; actual durations come only from
-// recorded times (the worker's assembler/browser/timeline.py: a log whose times were rebuilt offers equal widths
+// The trajectory overview: above the Trajectory view's rows, a timeline of the run — each model step (top lane) and
+// tool call (bottom lane) a bar, turns marked — drawn on ONE <canvas>, so the DOM stays the same size on any
+// session. It covers the WHOLE run: when the window holds only the newest pages, the whole session's timeline is
+// asked for (`fetchRun`: the server's GET .../timeline, a published site's timeline.json, the worker's fold of a
+// local file), the same value made by the same Python (assembler/browser/timeline.py: run_timeline), and the note
+// says what the bars cover ("the whole run" or "the loaded history"); a bar of a step not loaded yet loads it as a
+// deep link does (`pick`); reading the whole run is wholerun.mjs. One module above 400 lines: the canvas, its
+// controls and what it covers are one widget. Bars take equal widths (the run's order) or their actual durations;
+// actual durations come only from recorded times (the worker's assembler/browser/timeline.py: a log whose times were rebuilt offers equal widths
 // only, and the note says why), with idle stretches over a minute shortened and marked. Zoom and pan: the wheel
 // (Shift or a sideways wheel pans), dragging, the −/+/Fit buttons, and on the focused canvas ←/→ (pan), +/− (zoom),
 // 0 (fit), Enter (show the picked bar in the chat). Clicking a bar picks it: its trajectory row is scrolled into
 // view and marked, and the note offers "Show in chat". Collapse all / Expand all fold the rows to their first line.
+import { formatCount } from "./summary.mjs";
 import { durationText } from "./views.mjs";
+import { WholeRun } from "./wholerun.mjs";
 
 const HEIGHT = 76; // css px
 const AXIS = 16; // the tick labels' band
@@ -34,14 +41,20 @@ export class TimelineOverview {
   /**
    * @param {{
    *   before: HTMLElement, rows: HTMLElement,
-   *   pick: (span: any) => void, showInChat: (span: any) => void, refold: () => void,
+   *   pick: (span: any) => void | Promise<void>, showInChat: (span: any) => void, refold: () => void,
    *   hasOlder: () => boolean,
-   * }} opts  the overview goes just before `before`; `rows` is the trajectory's list (folded by Collapse all)
+   *   fetchRun: () => Promise<any>, last: () => number, onError: (err: Error) => void,
+   * }} opts  the overview goes just before `before`; `rows` is the trajectory's list (folded by Collapse all);
+   *   `fetchRun` reads the whole session's timeline (null: none to read), `last` is the window's last seq
    */
   constructor(opts) {
     this.opts = opts;
-    /** @type {any} the worker's timeline value */
+    /** @type {any} the timeline drawn: the window's (`loaded`) or the whole run's (`run`) */
     this.data = null;
+    /** @type {any} the worker's timeline of the window's rows */
+    this.loaded = null;
+    /** the whole session's timeline (wholerun.mjs) */
+    this.whole = new WholeRun({ fetch: opts.fetchRun, onError: opts.onError, changed: () => this._choose() });
     /** @type {"equal" | "actual"} */
     this.mode = "equal";
     this.lo = 0;
@@ -137,17 +150,39 @@ export class TimelineOverview {
     });
   }
 
-  /** The worker's timeline value for the rows just laid out. @param {any} data */
+  /** The worker's timeline of the rows just laid out: drawn, unless it covers only the loaded history and the
+   * whole run's is read (asked for here when it is not). @param {any} data */
+  setLoaded(data) {
+    this.loaded = data;
+    if (data.scope !== "run") this.whole.ask(this.opts.last);
+    this._choose();
+  }
+
+  /** Draws the whole run's timeline when the window does not hold it all, else the window's. */
+  _choose() {
+    const loaded = this.loaded;
+    const run = this.whole.value;
+    const next = loaded && loaded.scope !== "run" && run ? run : loaded;
+    if (next && next !== this.data) this.set(next);
+    else {
+      this.draw(); // the loaded part's shading moved
+      this._controls();
+    }
+  }
+
+  /** Draws a timeline value (the window's or the whole run's). @param {any} data */
   set(data) {
     const [o0, o1] = this._domain();
     // A reader who saw the whole run sees the whole grown run (a live session, Load older); a zoomed one keeps
-    // the range while it still lies inside the run.
-    const whole = this.data === null || (this.lo <= o0 + 1e-9 && this.hi >= o1 - 1e-9);
+    // the range while it still lies inside the run (and the bars cover the same part of it).
+    const whole = this.data === null || (this.lo <= o0 + 1e-9 && this.hi >= o1 - 1e-9) || this.data.scope !== data.scope;
     const picked = this.selected >= 0 ? this.data.spans[this.selected] : null;
     this.data = data;
+    this.root.dataset.scope = data.scope === "run" ? "run" : "loaded";
     if (!data.timed && this.mode === "actual") this.mode = "equal";
-    this.selected = picked ? data.spans.findIndex((/** @type {any} */ s) => s.row === picked.row
-      && s.lane === picked.lane && s.chat === picked.chat) : -1;
+    // The same step or tool call in the new value (keys may differ between two folds: its seq and label do not).
+    this.selected = picked ? data.spans.findIndex((/** @type {any} */ s) => s.seq === picked.seq
+      && s.lane === picked.lane && s.label === picked.label) : -1;
     if (this.selected < 0) this.pickedLine.replaceChildren();
     if (whole || this.hi > this._domain()[1] || this.lo < 0) this.fit();
     else this.draw();
@@ -156,7 +191,10 @@ export class TimelineOverview {
 
   /** A new window (another session or file): the whole run, nothing picked. */
   reset() {
+    this.whole.reset();
     this.data = null;
+    this.loaded = null;
+    delete this.root.dataset.scope;
     this.selected = -1;
     this.pickedLine.replaceChildren();
   }
@@ -180,9 +218,20 @@ export class TimelineOverview {
     if (!d) return;
     const steps = d.spans.filter((/** @type {any} */ s) => s.lane === "step").length;
     const calls = d.total - steps;
-    const parts = [`${steps} step${steps === 1 ? "" : "s"} and ${calls} tool call${calls === 1 ? "" : "s"}`
-      + ` in ${d.turns.length} turn${d.turns.length === 1 ? "" : "s"}`
-      + (this.opts.hasOlder() ? " (the loaded history: Load older adds the earlier turns)" : "") + "."];
+    const counts = `${formatCount(steps)} step${steps === 1 ? "" : "s"} and ${formatCount(calls)} tool call`
+      + `${calls === 1 ? "" : "s"} in ${formatCount(d.turns.length)} turn${d.turns.length === 1 ? "" : "s"}`;
+    const parts = [];
+    if (d.scope === "run" && d !== this.loaded) {
+      const grown = typeof d.last === "number" && this.opts.last() > d.last;
+      parts.push(`The whole run: ${counts}${grown ? ` through seq ${d.last} (newer steps are in the rows below)` : ""}.`);
+      if (this.opts.hasOlder()) parts.push("The shaded part is loaded; a bar of a step not loaded yet loads it.");
+    } else if (d.scope === "run") {
+      parts.push(`The whole run: ${counts}.`);
+    } else {
+      const why = this.whole.asking ? " Reading the whole run…" : this.whole.failed ? " The whole run could not be read."
+        : this.opts.hasOlder() ? " Load older adds the earlier turns." : "";
+      parts.push(`The loaded history: ${counts}.${why}`);
+    }
     if (!d.timed && d.total) parts.push(d.reason);
     else if (this.mode === "actual") {
       if (d.timed < d.total) parts.push(`${d.total - d.timed} without recorded times are not drawn.`);
@@ -279,6 +328,17 @@ export class TimelineOverview {
     return best;
   }
 
+  /** Where the loaded rows begin on the axis while the whole run is drawn (null otherwise). */
+  _loadedFrom() {
+    const d = this.data;
+    const spans = this.loaded?.spans;
+    if (!d || d === this.loaded || !spans?.length) return null;
+    const first = Math.min(...spans.map((/** @type {any} */ s) => s.seq));
+    const at = d.spans.find((/** @type {any} */ s) => s.seq >= first);
+    if (!at) return null;
+    return this.mode === "equal" ? at.slot : at.t0 ?? null;
+  }
+
   /** @param {any} s */
   _describe(s) {
     const took = s.t0 !== null && s.t0 !== undefined ? ` · ${durationText(s.t1 - s.t0)}` : "";
@@ -331,27 +391,39 @@ export class TimelineOverview {
     ctx.textBaseline = "top";
     if (!d || !d.total) {
       ctx.fillStyle = muted;
-      ctx.fillText(d ? "No model steps in the loaded history." : "", 4, AXIS + 10);
+      ctx.fillText(d ? `No model steps in ${d.scope === "run" ? "the run" : "the loaded history"}.` : "", 4, AXIS + 10);
       this.canvas.setAttribute("aria-label", "Timeline: no model steps");
       return;
     }
     const scale = width / (this.hi - this.lo);
     const xAt = (/** @type {number} */ v) => (v - this.lo) * scale;
+    // The whole run drawn while only its newest part is loaded: that part is shaded.
+    const loadedFrom = this._loadedFrom();
+    if (loadedFrom !== null && loadedFrom < this.hi) {
+      ctx.fillStyle = border;
+      ctx.globalAlpha = 0.5;
+      ctx.fillRect(Math.max(0, xAt(loadedFrom)), AXIS, width, HEIGHT - AXIS);
+      ctx.globalAlpha = 1;
+    }
     // Turns: a line and a label where each begins (labels only where there is room).
     ctx.strokeStyle = border;
     ctx.fillStyle = muted;
     let lastLabel = -Infinity;
+    let lastLine = -Infinity;
     for (const turn of d.turns) {
       const at = this.mode === "equal" ? turn.slot : turn.t;
       if (at === null || at === undefined || at < this.lo || at > this.hi) continue;
       const x = Math.round(xAt(at)) + 0.5;
+      if (x - lastLine < 4) continue; // thousands of turns: a line where there is room, not a grey wash
+      lastLine = x;
       ctx.beginPath();
       ctx.moveTo(x, AXIS);
       ctx.lineTo(x, HEIGHT);
       ctx.stroke();
-      if (x - lastLabel > 34) {
-        ctx.fillText(`T${turn.turn ?? "?"}`, x + 2, 2);
-        lastLabel = x;
+      const text = `T${turn.turn ?? "?"}`;
+      if (x > lastLabel) { // a label only where the last one ended (T4999 is wider than T9)
+        ctx.fillText(text, x + 2, 2);
+        lastLabel = x + ctx.measureText(text).width + 8;
       }
     }
     if (this.mode === "actual") {

@@ -5,8 +5,7 @@
 // equals the element's textContent; tool names included, which is why its rows let the marks into their buttons),
 // so the counter and the marks agree. Cached per row value. Plain JavaScript: the rows are the worker's values.
 import { foldCase } from "./search.mjs";
-import { tokenCount } from "./summary.mjs";
-import { durationText } from "./views.mjs";
+import { durationText, stepMetrics } from "./views.mjs";
 
 /** @param {unknown} v */
 const known = (v) => v !== null && v !== undefined;
@@ -22,18 +21,8 @@ export function trajectoryText(row) {
   }
   parts.push(`Turn ${row.turn ?? "?"} · step ${row.step ?? "?"}`);
   if (row.model) parts.push(row.model);
-  const metrics = [];
-  if (known(row.ttftMs)) metrics.push(`TTFT ${durationText(row.ttftMs)}`);
-  if (known(row.durationMs)) metrics.push(durationText(row.durationMs));
-  const t = row.tokens;
-  if (t) {
-    const tokens = [];
-    if (typeof t.inputTokens === "number") tokens.push(`${tokenCount(t.inputTokens)} in`);
-    if (typeof t.outputTokens === "number") tokens.push(`${tokenCount(t.outputTokens)} out`);
-    if (typeof t.reasoningTokens === "number") tokens.push(`${tokenCount(t.reasoningTokens)} reasoning`);
-    if (tokens.length) metrics.push(tokens.join(" / "));
-  }
-  if (metrics.length) parts.push(metrics.join(" · "));
+  const metrics = stepMetrics(row);
+  if (metrics) parts.push(metrics);
   if (row.error) parts.push(known(row.retry) ? `Retry ${row.retry}: ${row.error}` : row.error);
   if (row.summary) parts.push(row.summary);
   for (const tool of row.tools || []) parts.push(tool.name || "", tool.status || "");

@@ -65,6 +65,23 @@ class RowList {
   }
 }
 
+/** A step row's metrics as its row shows them: "TTFT 1.2 s · 3.4 s · 1.2k in / 300 out / 50 reasoning", the parts
+ * recorded ("" when none). One text for the row (`trajectoryRow`) and its search (trajsearch.mjs). @param {any} row */
+export function stepMetrics(row) {
+  const metrics = [];
+  if (row.ttftMs !== null && row.ttftMs !== undefined) metrics.push(`TTFT ${durationText(row.ttftMs)}`);
+  if (row.durationMs !== null && row.durationMs !== undefined) metrics.push(durationText(row.durationMs));
+  const t = row.tokens;
+  if (t) {
+    const parts = [];
+    if (typeof t.inputTokens === "number") parts.push(`${tokenCount(t.inputTokens)} in`);
+    if (typeof t.outputTokens === "number") parts.push(`${tokenCount(t.outputTokens)} out`);
+    if (typeof t.reasoningTokens === "number") parts.push(`${tokenCount(t.reasoningTokens)} reasoning`);
+    if (parts.length) metrics.push(parts.join(" / "));
+  }
+  return metrics.join(" · ");
+}
+
 /**
  * @param {any} row
  * @param {(key: string | null, seq: number) => void} jump
@@ -86,18 +103,8 @@ export function trajectoryRow(row, jump, decorate) {
   } else {
     head.append(el("span", "traj-where", `Turn ${row.turn ?? "?"} · step ${row.step ?? "?"}`));
     if (row.model) head.append(el("span", "traj-model", row.model));
-    const metrics = [];
-    if (row.ttftMs !== null && row.ttftMs !== undefined) metrics.push(`TTFT ${durationText(row.ttftMs)}`);
-    if (row.durationMs !== null && row.durationMs !== undefined) metrics.push(durationText(row.durationMs));
-    const t = row.tokens;
-    if (t) {
-      const parts = [];
-      if (typeof t.inputTokens === "number") parts.push(`${tokenCount(t.inputTokens)} in`);
-      if (typeof t.outputTokens === "number") parts.push(`${tokenCount(t.outputTokens)} out`);
-      if (typeof t.reasoningTokens === "number") parts.push(`${tokenCount(t.reasoningTokens)} reasoning`);
-      if (parts.length) metrics.push(parts.join(" / "));
-    }
-    if (metrics.length) head.append(el("span", "traj-metrics", metrics.join(" · ")));
+    const metrics = stepMetrics(row);
+    if (metrics) head.append(el("span", "traj-metrics", metrics));
     node.append(head);
     if (row.bar) {
       const bar = el("div", "traj-bar");

@@ -428,6 +428,7 @@ const OPS = {
   heapSize: async () => /** @type {any} */ (pyodide)._module.HEAP8.length,
   digest: async () => call("digest"),
   trajectory: async () => call("trajectory_view"),
+  runTimeline: async () => call("run_timeline"), // a local file's whole-run overview (view_api.py)
   sessionFacts: async () => call("session_facts"),
   todos: async () => call("todo_list"),
   context: async () => call("context_view"),

@@ -4,7 +4,8 @@ and the export of the window or the whole session as a file (HTML; Markdown when
 Rules: functions of the ``window.Window`` they read, returning the plain values the wire API (``viewer``) encodes;
 everything is computed from the window the chat shows (the same assembler, entries and nodes), except the
 whole-session export, which folds the local file's every record (or a page the page fetched) in an assembler of its
-own and leaves the window untouched. Pure apart from the timer.
+own and leaves the window untouched, and the whole local file's overview (``whole_run_timeline``), which does the
+same. Pure apart from the timer.
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ from ..transcript import by_anchor
 from .inspector import trajectory_requests
 from .panels import chat_keys_by_seq, context_rows, full_text, latest_todos, trajectory_rows
 from .search import node_records, row_members
-from .timeline import timeline_of
+from .timeline import run_timeline, timeline_of
 from .updates import elapsed_ms, error_value
 from .view_export import context_markdown, trajectory_markdown, view_document
 from .window import Window
 
-__all__ = ["session_facts", "todo_list", "trajectory_view", "window_trajectory_rows", "context_view",
-           "context_message", "search", "records", "record_members", "export"]
+__all__ = ["session_facts", "todo_list", "trajectory_view", "whole_run_timeline", "window_trajectory_rows",
+           "context_view", "context_message", "search", "records", "record_members", "export"]
 
 
 def session_facts(window: Window) -> dict[str, Any] | None:
@@ -51,9 +52,27 @@ def todo_list(window: Window) -> dict[str, Any] | None:
 
 
 def trajectory_view(window: Window) -> dict[str, Any]:
-    """The Trajectory view: ``{rows: [...], timeline}`` (``window_trajectory_rows``, ``timeline.timeline_of``)."""
+    """The Trajectory view: ``{rows: [...], timeline}`` (``window_trajectory_rows``, ``timeline.timeline_of``; its
+    ``scope`` is ``"run"`` when the window holds the whole session)."""
     rows = window_trajectory_rows(window)
-    return {"rows": rows, "timeline": timeline_of(rows)}
+    scope = "loaded" if window.assembler.has_more else "run"
+    return {"rows": rows, "timeline": timeline_of(rows, scope=scope)}
+
+
+def whole_run_timeline(window: Window) -> dict[str, Any] | None:
+    """The whole local file's overview (``timeline.run_timeline`` over its pager's every record) when the window
+    holds only its newest messages; None otherwise (no local file: the server or the published site answers; the
+    window is the whole session: the Trajectory view's own timeline covers it). Kept until the file grows."""
+    index = window.index
+    if index is None or not window.assembler.has_more:
+        return None
+    kept = window.run_timeline
+    if kept is not None and kept[0] is index and kept[1] == index.event_count:
+        return kept[2]
+    page = index.session_page(None, None, None)
+    value = run_timeline(page.records, page.hasMore, index.last_seq)
+    window.run_timeline = (index, index.event_count, value)
+    return value
 
 
 def window_trajectory_rows(window: Window) -> list[dict[str, Any]]:
@@ -100,9 +119,11 @@ def export(window: Window, fmt: str = "html", scope: str = "window", title: str 
     t0 = time.perf_counter()
     fmt = "md" if fmt == "md" else "html"
     assembler = window.assembler
-    # The session's own title (as the CLI's export), else its first prompt, else the header id.
-    name = title or session_title(e.event for e in assembler.window_entries()) or str(
-        (window.header or {}).get("id") or "session")
+    # The session's own title (as the CLI's export: a local file's from its every record), else its first prompt,
+    # else the header id.
+    name = (title or (session_title(window.index.records) if window.index is not None else None)
+            or session_title(e.event for e in assembler.window_entries())
+            or str((window.header or {}).get("id") or "session"))
     banner = ""
     if scope in ("trajectory", "context"):
         if scope == "trajectory":

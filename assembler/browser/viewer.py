@@ -231,6 +231,11 @@ class Viewer:
         """The Trajectory view: ``{rows, timeline}``."""
         return encode_json(view_api.trajectory_view(self.window))
 
+    def run_timeline(self) -> bytes:
+        """The whole local file's overview when the window holds only its newest messages
+        (``view_api.whole_run_timeline``), or null."""
+        return encode_json(view_api.whole_run_timeline(self.window))
+
     def context_view(self) -> bytes:
         """The Model-context view: ``{messages, problems}``."""
         return encode_json(view_api.context_view(self.window))

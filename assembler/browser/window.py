@@ -75,6 +75,8 @@ class Window:
         self.search_index = SearchIndex()
         self.header: dict[str, Any] | None = None
         self.index: MessageIndex | None = None
+        # The whole local file's overview, kept per pager and event count (``view_api.whole_run_timeline``).
+        self.run_timeline: tuple[MessageIndex, int, dict[str, Any]] | None = None
         self.file: FileLoad | None = None
         self.load_result: LoadResult | None = None
         self.page_requests: dict[int, PageRequest] = {}

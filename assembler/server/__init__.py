@@ -9,7 +9,8 @@ file is re-read whole when it changes, never followed live). Every error is JSON
 
 Modules: ``app`` (routes and ``create_app``), ``registry`` (roots, scanning, ids), ``source`` (one session file and
 its followers), ``sse`` (the follow stream), ``responses`` (JSON bodies, error handlers), ``csp`` (security headers),
-``site`` (where the viewer's built site is: the checkout's ``build/site`` or the installed package's); search across
+``site`` (where the viewer's built site is: the checkout's ``build/site`` or the installed package's),
+``timeline_api`` (the whole session's trajectory overview, ``GET .../timeline``); search across
 sessions: ``search_text`` (a file's chat row texts), ``search_index`` (the SQLite FTS5 store), ``search_query`` (the
 query rules), ``indexer`` (the thread keeping the index), ``search_api`` (``GET /api/search``); a published site's
 index: ``site_index`` (publish writes it as static shards), ``site_filter`` (each shard's word filter, so a search

@@ -1,5 +1,6 @@
-"""The Starlette app: ``create_app`` wires the routes (session list, page, follow, raw, and the static viewer at
-``/``), the exception handlers and the security headers around a ``SessionRegistry``.
+"""The Starlette app: ``create_app`` wires the routes (session list, page, follow, raw, the whole-run timeline of
+``timeline_api``, and the static viewer at ``/``), the exception handlers and the security headers around a
+``SessionRegistry``.
 
 Rules: pages come from the no-expansion pager (``history.MessageIndex``); bad query parameters (anything but ASCII
 digits) are ``PageRequestError`` (400); a session that stopped parsing is still served, with its fault in the body.
@@ -39,6 +40,7 @@ from .search_api import search_sessions
 from .site import find_site
 from .source import SessionSource
 from .sse import EventStreamResponse
+from .timeline_api import TimelineCache, session_timeline
 
 __all__ = [
     "create_app",
@@ -252,6 +254,7 @@ def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.
         Route("/api/sessions/{sid:path}/page", session_page),
         Route("/api/sessions/{sid:path}/follow", session_follow),
         Route("/api/sessions/{sid:path}/raw", session_raw),
+        Route("/api/sessions/{sid:path}/timeline", session_timeline),
     ]
     static = Path(static_dir) if static_dir is not None else find_site()
     csp = CSP
@@ -264,6 +267,7 @@ def create_app(roots: Sequence[str | os.PathLike[str]], *, static_dir: str | os.
     app.add_middleware(HostCheck, allowed=list(allowed_hosts), bound=bound_host)
     app.add_middleware(SecurityHeaders, csp=csp)  # outermost: a 421 carries the security headers too
     app.state.site = site
+    app.state.timelines = TimelineCache()
     registry = app.state.registry = SessionRegistry(roots, poll_interval, max_line_bytes=max_line_bytes,
                                                     cache_bytes=cache_bytes)
     app.state.indexer = None if index_dir is None else SearchIndexer(

@@ -6,7 +6,8 @@ Rules:
   own code (``SessionRegistry.listing``, ``app.list_entries``, ``app.page_answer``): a published page is the very
   bytes ``serve`` answers for the same request, at the path ``site_paths.site_path`` names for it. Per session: the
   first page, every "Load older" page (each read before the first seq of the one after it, as the viewer's journal
-  asks), and the whole session (the page's whole-session export).
+  asks), the whole session (the page's whole-session export), and the whole session's trajectory overview
+  (``timeline.json``: ``timeline_api``'s value, folded from the whole-session file as published, redactions in).
 * The catalog is ``serve``'s list answer with one change: an entry's ``path`` is the file's path under the
   published folder (``NAME/sub/file.jsonl``), never the publisher's absolute path.
 * The viewer is the built site (``build/site``) with ``site_paths.MARKER`` in its ``index.html``.
@@ -41,6 +42,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
+
 from .. import __version__
 from ..interop.claude_layout import sidecar_of
 from ..logfile import DEFAULT_MAX_LINE_BYTES
@@ -53,10 +56,11 @@ from .secrets_scan import Found, Scanner, rules_id
 from .site_files import fingerprint, remove_file, write_file
 from .site_index import DEFAULT_SHARD_BYTES, SiteIndexWriter, catalog_entry, shard_files
 from .site_paths import ALL_MESSAGES, CATALOG, LAYOUT, MANIFEST, MARKER, PAGE_SIZE, SESSIONS, site_path
+from .timeline_api import timeline_bytes
 
 __all__ = ["PublishError", "Report", "publish"]
 
-SCHEME = 1
+SCHEME = 2
 """The site's layout version (``site_paths``); a site of another scheme or tool version is republished whole."""
 _SITE = "transcript-assembler"
 _CHARSET = b'<meta charset="utf-8">'
@@ -232,6 +236,10 @@ async def _session_files(registry: SessionRegistry, sid: str, redacting: bool,
         if records and record_range(records[0])[0] >= before:
             break  # no older records came back: nothing more to chain (a page never overlaps the next)
     await put(None, last, ALL_MESSAGES)
+    whole = decode_page(files[-1][1])  # as published: a redacted secret stays redacted in the timeline's labels
+    rel = site_path("timeline", sid)
+    assert rel is not None
+    files.append((rel, await run_in_threadpool(timeline_bytes, whole.records, whole.hasMore, last)))
     registry.trim()
     return files, found
 

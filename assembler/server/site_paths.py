@@ -46,6 +46,7 @@ LAYOUT: dict[str, str] = {
     "first": f"{SESSIONS}/{{dir}}/page.json",
     "older": f"{SESSIONS}/{{dir}}/page-{{beforeSeq}}.json",
     "all": f"{SESSIONS}/{{dir}}/all.json",
+    "timeline": f"{SESSIONS}/{{dir}}/timeline.json",
     "dir": "the session id, every UTF-8 byte outside A-Z a-z 0-9 . _ - (and a leading .) written ~XX",
 }
 """The scheme as path templates (see the module doc), relative to the site's folder."""
@@ -66,11 +67,13 @@ def session_dir(sid: str) -> str:
 
 def site_path(kind: str, sid: str | None = None, *, before: int | None = None,
               max_messages: int = PAGE_SIZE) -> str | None:
-    """The site file answering a request: ``kind`` ``"list"`` (the session list) or ``"page"`` (a page of ``sid``,
-    older than ``before`` when given, ``max_messages`` long); None when the site has none (follow, raw, another
-    page size)."""
+    """The site file answering a request: ``kind`` ``"list"`` (the session list), ``"timeline"`` (the whole run's
+    overview of ``sid``) or ``"page"`` (a page of ``sid``, older than ``before`` when given, ``max_messages`` long);
+    None when the site has none (follow, raw, another page size)."""
     if kind == "list":
         return CATALOG
+    if kind == "timeline" and sid:
+        return LAYOUT["timeline"].format(dir=session_dir(sid))
     if kind != "page" or not sid:
         return None
     folder = session_dir(sid)

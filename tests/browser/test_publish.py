@@ -169,6 +169,15 @@ def test_list_open_older_views_export(page: Page, published: Published) -> None:
     assert "session=gen%2Fbig" in page.url or "session=gen/big" in page.url
     first = rows(page)
 
+    # The trajectory overview covers the whole run while only the first page is in: the site's timeline.json
+    page.evaluate("() => window.transcriptViewer.showView('trajectory')")
+    page.wait_for_selector("#traj-overview[data-scope='run']", timeout=60_000)
+    drawn = page.evaluate("() => window.transcriptViewer.overview.data")
+    assert drawn == json.loads((published.site / str(site_path("timeline", "gen/big"))).read_bytes())
+    assert drawn["total"] > page.evaluate("() => window.transcriptViewer.overview.loaded.total")
+    assert any(u.endswith("/timeline.json") and u.startswith(published.url) for u in published.requests)
+    page.evaluate("() => window.transcriptViewer.showView('chat')")
+
     # Load older, until the oldest page is in: each request a published file under the sub-path
     older = page.locator("#load-older")
     assert older.is_visible()

@@ -28,6 +28,7 @@ from assembler.server import create_app
 from assembler.server import site_files as site_files_module
 from assembler.server.site_index import INDEX_DIR
 from assembler.server.site_paths import ALL_MESSAGES, CATALOG, MANIFEST, MARKER, PAGE_SIZE, session_dir, site_path
+from assembler.server.timeline_api import timeline_bytes
 from tests.claude_projects import AGENT, PARENT, claude_projects
 from tests.interop_support import interop_file
 from tests.unit.test_server import write_log
@@ -107,8 +108,8 @@ def test_pages_and_catalog_are_serves_answers(site: tuple[Path, Path, Path, str]
     manifest = json.loads((out / MANIFEST).read_bytes())
     assert manifest["layout"]["older"].format(dir=session_dir("gen/big"), beforeSeq=7) == site_path(
         "page", "gen/big", before=7)  # the manifest's templates are the scheme site_path answers by
-    assert manifest["generated"].endswith("Z") and manifest["scheme"] == 1
-    chained = 0
+    assert manifest["generated"].endswith("Z") and manifest["scheme"] == 2
+    chained = timelines_agree = 0
     for entry in published:
         sid = entry["id"]
         base = f"/api/sessions/{'/'.join(sid.split('/'))}/page"
@@ -133,8 +134,25 @@ def test_pages_and_catalog_are_serves_answers(site: tuple[Path, Path, Path, str]
         everything = decode_page(whole).records
         if everything:  # the chain reaches back to the session's first record
             assert page.records and record_range(page.records[0])[0] == record_range(everything[0])[0], sid
+        # The whole run's overview: folded from the whole-session file as published, and serve's answer when serve
+        # reads the session through the same seq (an idle Claude Code log's open tail is closed by a later read).
+        expected.append(site_path("timeline", sid))
+        published_timeline = (out / str(expected[-1])).read_bytes()
+        whole_page = decode_page(whole)
+        assert published_timeline == timeline_bytes(whole_page.records, whole_page.hasMore, last), sid
+        value = json.loads(published_timeline)
+        assert value["scope"] == "run" and value["last"] == last, sid
+        served_timeline = client.get(f"/api/sessions/{sid}/timeline")
+        assert served_timeline.status_code == 200, (sid, served_timeline.text)
+        if json.loads(served_timeline.content)["last"] == last:
+            assert served_timeline.content == published_timeline, sid
+            timelines_agree += 1
         assert manifest["sessions"][sid]["files"] == expected
     assert chained >= 2  # the big session has Load-older pages
+    assert timelines_agree >= len(published) - 3  # all but the Claude Code sessions whose tail serve closed since
+    big = json.loads((out / str(site_path("timeline", "gen/big"))).read_bytes())
+    assert big["total"] > 0 and big["spans"][0]["seq"] < record_range(decode_page(
+        (out / str(site_path("page", "gen/big"))).read_bytes()).records[0])[0]  # it reaches before the first page
     on_disk = {p.relative_to(out).as_posix() for p in (out / "sessions").rglob("*.json")}
     assert on_disk == {f for s in manifest["sessions"].values() for f in s["files"]}  # nothing else
 
@@ -295,7 +313,8 @@ def test_page_and_publish_url_schemes_agree() -> None:
                      {"kind": "page", "id": sid, "through": 99, "before": 17, "maxMessages": PAGE_SIZE},
                      {"kind": "page", "id": sid, "through": 99, "maxMessages": ALL_MESSAGES},
                      {"kind": "page", "id": sid, "through": 99, "before": 17, "maxMessages": 7},
-                     {"kind": "follow", "id": sid, "maxMessages": PAGE_SIZE}]
+                     {"kind": "follow", "id": sid, "maxMessages": PAGE_SIZE},
+                     {"kind": "timeline", "id": sid}]
     script = ("globalThis.self = { location: { search: '' } };\n"  # config.mjs reads the page's query
               "const { requestUrl } = await import('./web/site.mjs');\n"
               f"const requests = {json.dumps(requests)};\n"

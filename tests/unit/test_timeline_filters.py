@@ -11,7 +11,7 @@ from test_browser_views import COMPACTION, demo_bytes, opened
 
 from assembler import render
 from assembler.browser.facets import has_thinking, row_facet
-from assembler.browser.timeline import IDLE_CAP_MS, NO_TIMES, timeline_of
+from assembler.browser.timeline import IDLE_CAP_MS, NO_TIMES, NO_TIMES_RUN, timeline_of
 from assembler.browser.updates import node_meta
 from assembler.jsontext import reader_text
 
@@ -70,7 +70,7 @@ def test_no_steps_is_an_empty_timeline_with_no_reason() -> None:
 def test_the_trajectory_view_carries_the_timeline_of_its_rows() -> None:
     viewer = opened(demo_bytes())
     value = json.loads(viewer.trajectory_view())
-    assert value["timeline"] == json.loads(json.dumps(timeline_of(value["rows"])))
+    assert value["timeline"] == json.loads(json.dumps(timeline_of(value["rows"], scope="run")))  # all loaded
     assert value["timeline"]["timed"] > 0  # the demo log records its times
 
 
@@ -78,7 +78,7 @@ def test_a_projected_fixture_has_no_actual_durations() -> None:
     require_corpus()
     viewer = opened((FIXTURES / COMPACTION).read_bytes())
     timeline = json.loads(viewer.trajectory_view())["timeline"]
-    assert timeline["total"] > 0 and timeline["timed"] == 0 and timeline["reason"] == NO_TIMES
+    assert timeline["total"] > 0 and timeline["timed"] == 0 and timeline["reason"] == NO_TIMES_RUN  # all loaded
 
 
 # --- facets and filtered search ---------------------------------------------------------------------------------
