@@ -169,11 +169,12 @@ def run(sessions: int, turns: int, shard_mb: float, static: Path) -> dict[str, A
 
 def main(argv: list[str] | None = None) -> int:
     from assembler.server.site import find_site
+    from assembler.server.site_index import DEFAULT_SHARD_BYTES
 
     parser = argparse.ArgumentParser(prog="python -m perf.bench_publish", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--turns", type=int, default=10)
-    parser.add_argument("--shard-mb", type=float, default=16.0)
+    parser.add_argument("--shard-mb", type=float, default=DEFAULT_SHARD_BYTES / (1 << 20))
     parser.add_argument("--static", default=None, metavar="DIR", help="the viewer build (default: serve's)")
     parser.add_argument("--json", metavar="OUT")
     args = parser.parse_args(argv)

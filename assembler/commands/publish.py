@@ -12,7 +12,7 @@ secret), status 1, and nothing is written (an existing site stays as it was). ``
 by ``[REDACTED:KIND]`` in the site's copy only (each listed as a ``warning: ... redacted`` line; the logs are not
 touched).
 
-The site's search index (``server.site_index``) is split into files of about ``--index-shard-mb`` (16 by default);
+The site's search index (``server.site_index``) is split into files of about ``--index-shard-mb`` (4 by default);
 ``--no-index`` writes none. A Python whose SQLite lacks FTS5 is an error (status 2) naming ``--no-index``.
 """
 
@@ -36,8 +36,8 @@ def register(sub: Any) -> None:
                    help="the viewer build to publish (default: the one serve serves)")
     p.add_argument("--redact", action="store_true",
                    help="publish the secrets found replaced by [REDACTED:KIND] (default: refuse, write nothing)")
-    p.add_argument("--index-shard-mb", type=float, default=16.0, metavar="MB",
-                   help="split the search index into files of about this size (default 16)")
+    p.add_argument("--index-shard-mb", type=float, default=4.0, metavar="MB",
+                   help="split the search index into files of about this size (default 4)")
     p.add_argument("--no-index", action="store_true", help="write no search index (the page searches titles only)")
     p.set_defaults(func=cmd_publish)
 

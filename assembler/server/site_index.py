@@ -56,8 +56,9 @@ from .site_paths import ALL_MESSAGES, site_path
 __all__ = ["DEFAULT_SHARD_BYTES", "INDEX_DIR", "SiteIndexWriter", "catalog_entry", "published_session",
            "shard_files"]
 
-DEFAULT_SHARD_BYTES = 16 << 20
-"""A shard's size (while built) before the next session starts a new one: ``publish --index-shard-mb``."""
+DEFAULT_SHARD_BYTES = 4 << 20
+"""A shard's size (while built) before the next session starts a new one: ``publish --index-shard-mb``. Small
+enough that a rare word fetches a few MB of a big site's index, big enough that a common one costs few requests."""
 INDEX_DIR = "search"
 
 
