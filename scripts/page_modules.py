@@ -4,8 +4,8 @@ Rules: ``index.html`` loads two module scripts. ``worker-start.mjs`` starts the 
 as the page starts (its own small graph: the *early modules*); ``app.mjs`` and everything it imports is bundled
 by esbuild (``package.json``, pinned) into ``app.bundle.mjs``, with the early modules left as imports, so each of
 them is one module instance shared by both scripts (a second copy would start a second worker). One request and one
-parse instead of ~45 modules fetched and linked one by one: the session list of a 200-session folder showed about
-twice as soon (median 0.41 s against 0.78 s, same machine, same load; ``perf.bench_interop``'s folder figure).
+parse instead of ~45 modules fetched and linked one by one: the session list of a 200-session folder showed sooner
+(medians 0.41–0.53 s against 0.71–0.78 s in two alternating runs under the same load; ``perf.bench_interop``).
 The bundle is not minified (its errors name readable code). Every module stays in the site as it is in ``web/`` (a
 test may import one for its pure functions). The modules the page loads are preloaded (``modulepreload``).
 """
