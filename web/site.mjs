@@ -56,7 +56,8 @@ export function requestUrl(request, published = isPublished()) {
   if (request.kind === "list") return published ? "catalog.json" : "api/sessions";
   if (request.kind === "timeline") {
     if (!request.id) return null;
-    return published ? `sessions/${sessionDir(request.id)}/timeline.json` : `api/sessions/${sessionPath(request.id)}/timeline`;
+    const base = `sessions/${sessionDir(request.id)}`;
+    return published ? `${base}/timeline.json` : `api/sessions/${sessionPath(request.id)}/timeline`;
   }
   const maxMessages = request.maxMessages ?? PAGE_SIZE;
   if (!published) {

@@ -60,7 +60,9 @@ def test_a_local_file_shown_from_its_newest_page_gets_the_whole_run_from_its_pag
     assert loaded["total"] < whole["total"] == 2 * TURNS
     first_loaded = min(s["seq"] for s in loaded["spans"])
     assert min(s["seq"] for s in whole["spans"]) < first_loaded  # bars of steps not loaded yet, with their seq
-    assert viewer.run_timeline() is viewer.run_timeline()  # kept until the file changes
+    kept = viewer.window.run_timeline
+    assert kept is not None and viewer.run_timeline() == viewer.run_timeline()
+    assert viewer.window.run_timeline is kept  # kept until the file changes: not folded again
     everything = opened(data)
     assert json.loads(everything.run_timeline()) is None  # the window is the whole run: its own timeline says so
 
