@@ -135,7 +135,7 @@ async def page_answer(source: SessionSource, through: int | None, before: int | 
         PageRequestError: a field breaks its rule (``history.check_page_request``).
     """
     async with source.lock:
-        await source._update_locked()
+        await source.update_locked()
         last = source.index.last_seq
         through = last if through is None else through
         check_page_request(through, before, max_messages, last)

@@ -272,6 +272,11 @@ class SessionRegistry:
                 self._rescan_done = time.monotonic()
         return self._ids
 
+    @property
+    def listed_ids(self) -> dict[str, Path]:
+        """``listed id -> file`` of the last scan (a later scan replaces the dict, never changes it)."""
+        return self._ids
+
     async def find(self, session_id: str) -> SessionSource:
         """The source for ``session_id``; an unknown id first waits for a (rate-limited) rescan in a thread.
 

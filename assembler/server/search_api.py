@@ -48,7 +48,7 @@ def _reader(indexer: SearchIndexer) -> sqlite3.Connection:
 def _listed_ids(registry: Any) -> dict[str, str]:
     """``index key -> its listed id`` of the registry's last scan (the key: a file's path, or an object's location:
     ``indexer.index_key``)."""
-    keys = ((index_key(registry, path), sid) for sid, path in registry._ids.items())
+    keys = ((index_key(registry, path), sid) for sid, path in registry.listed_ids.items())
     return {key: sid for key, sid in keys if key is not None}
 
 

@@ -252,9 +252,10 @@ class SessionSource:
             OSError: the file cannot be read.
         """
         async with self.lock:
-            await self._update_locked()
+            await self.update_locked()
 
-    async def _update_locked(self) -> None:
+    async def update_locked(self) -> None:
+        """``update`` for a caller that holds ``lock`` already (a page answer reads the index under the same lock)."""
         had_error = self.error is not None
         try:
             new, reset = await run_in_threadpool(self.refresh_sync)
@@ -304,7 +305,7 @@ class SessionSource:
     async def subscribe(self, follower: Follower, max_messages: int) -> bytes:
         """Register ``follower`` and return its snapshot frame; no event can fall between the two."""
         async with self.lock:
-            await self._update_locked()
+            await self.update_locked()
             frame = await self._snapshot_frame(max_messages)
             if self.snapshot:  # the stream says so and ends, rather than stay open with nothing ever to come
                 follower.push(b"event: error\ndata: %s\n\n" % encode(NOT_FOLLOWED))

@@ -58,7 +58,7 @@ class TimelineCache:
             OSError: the file cannot be read; AssemblerError: its records break the assembler contract.
         """
         async with source.lock:
-            await source._update_locked()
+            await source.update_locked()
             stat = await run_in_threadpool(os.stat, source.path)
             version = (stat.st_size, stat.st_mtime_ns, source.index.last_seq)
             kept = self._values.get(sid)
