@@ -95,6 +95,14 @@ export function markText(root, query, skip = "button, mark, .vlist-spacer") {
   return pieces.map((p) => p[0]);
 }
 
+/** @param {string} className @param {string} text */
+function span(className, text) {
+  const el = document.createElement("span");
+  el.className = className;
+  el.textContent = text;
+  return el;
+}
+
 export class Search {
   /**
    * @param {{
@@ -317,8 +325,12 @@ export class Search {
     const partial = Boolean(older && this.query && older.exists());
     const walking = this.walk !== null;
     const base = !this.query ? "" : this.total ? `${this.index + 1} of ${this.total}` : "no matches";
-    counter.textContent = walking ? `Searching older… page ${this.walk?.page ?? 1}`
-      : partial ? `${base} · ${this.olderFailed ? "older could not load" : "older not searched"}` : base;
+    // Two short lines in the header (style.css), one text for tests and screen readers: "3 of 17 · older not searched".
+    const [first, sep, note] = walking ? ["Searching older…", " ", `page ${this.walk?.page ?? 1}`]
+      : partial ? [base, " · ", this.olderFailed ? "older could not load" : "older not searched"] : [base, "", ""];
+    counter.parentElement?.toggleAttribute("data-older", partial || walking);
+    if (!note) counter.textContent = first;
+    else counter.replaceChildren(first, span("search-sep", sep), span("search-note", note));
     const canWalk = !walking && this._canWalk();
     next.disabled = walking || this.total < 2;
     prev.disabled = walking || (this.total < 2 && !canWalk);

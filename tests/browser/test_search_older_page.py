@@ -7,14 +7,24 @@ counter said "no matches" for a word only in old turns, with no way to search fu
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+import pytest
 from playwright.sync_api import Page
 
 if TYPE_CHECKING:
     from conftest import Viewer
 
 TURNS = 150  # several pages of 50 messages: the newest page holds only the last few turns
+
+
+@pytest.fixture(autouse=True)
+def _clear_search(viewer: Viewer) -> Iterator[None]:
+    """Each test leaves the search box empty (the page is shared: a later test's first count must be its own)."""
+    yield
+    viewer.page.fill("#search", "")
+    viewer.page.press("#search", "Escape")
 
 
 def words_session(sid: str, words: dict[int, str]) -> bytes:
@@ -45,7 +55,7 @@ def open_served(viewer: Viewer, sid: str, data: bytes) -> Page:
 
 
 def count(page: Page) -> str:
-    return page.inner_text("#search-count")
+    return str(page.text_content("#search-count"))
 
 
 def type_query(page: Page, text: str) -> None:
@@ -152,3 +162,28 @@ def test_escape_stops_a_search_of_older_history(viewer: Viewer) -> None:
     page.wait_for_timeout(800)  # a walk still going would have loaded another page by now
     assert page.evaluate("() => window.transcriptViewer.view.order.length") == rows
     assert page.evaluate("() => window.transcriptViewer.state.canLoadOlder") is True  # it stopped short
+
+
+def test_the_counter_and_search_older_fit_the_header(viewer: Viewer) -> None:
+    """The longer counter and the "Search older" button keep the header's size (one band at 1440 px, two rows at
+    1024, three on a phone: test_reader_basics) with nothing spilling sideways; screenshots for a look."""
+    page = viewer.page
+    data = words_session("older-header-with-a-long-session-title-that-goes-on", {TURNS: "Answer"})
+    assert viewer.open_file(viewer.add_file("older-header.jsonl", data))["error"] is None
+    type_query(page, "question")
+    page.wait_for_function("() => /^1 of \\d+ · older not searched$/.test("
+                           "document.getElementById('search-count').textContent)")
+    try:
+        for width, most in ((1440, 70), (1024, 110), (390, 140)):
+            page.set_viewport_size({"width": width, "height": 844})
+            page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+            height = page.evaluate("() => document.querySelector('.app-header').getBoundingClientRect().height")
+            page.screenshot(path=f"build/screenshots/search-older-{width}.png", clip={
+                "x": 0, "y": 0, "width": width, "height": min(844, height + 120)})
+            assert height <= most, (width, height)
+            assert page.is_visible("#search-older") and page.is_visible("#search-count")
+            assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth + 1")
+            box = page.locator(".search-box").bounding_box()
+            assert box is not None and box["x"] + box["width"] <= width + 1, (width, box)
+    finally:
+        page.set_viewport_size({"width": 1200, "height": 900})  # the fixture's size
