@@ -187,3 +187,45 @@ def test_the_counter_and_search_older_fit_the_header(viewer: Viewer) -> None:
             assert box is not None and box["x"] + box["width"] <= width + 1, (width, box)
     finally:
         page.set_viewport_size({"width": 1200, "height": 900})  # the fixture's size
+
+
+def test_a_failed_older_page_is_said_not_swallowed(viewer: Viewer) -> None:
+    page = open_served(viewer, "older-fail", words_session("older-fail", {2: "xylophone"}))
+    type_query(page, "xylophone")
+    page.wait_for_function("() => document.getElementById('search-count').textContent"
+                           " === 'no matches · older not searched'")
+    pattern = "**/api/sessions/older-fail/page?**"
+    viewer.expected_failures.append("/api/sessions/older-fail/page?")
+    page.context.route(pattern, lambda route: route.abort())
+    try:
+        page.click("#search-older")
+        page.wait_for_function("() => document.getElementById('search-count').textContent"
+                               " === 'no matches · older could not load'", timeout=60_000)
+        alert = page.locator("[role=alert]")
+        assert alert.is_visible() and "could not load older messages" in alert.inner_text(), alert.inner_text()
+        assert page.locator("#search-older").is_visible()  # it can be tried again
+        assert page.evaluate("() => document.activeElement?.id") == "search"
+    finally:
+        page.context.unroute(pattern)
+    page.click("#search-older")  # the network is back: on it goes, and finds it
+    page.wait_for_function("() => document.getElementById('search-count').textContent.startsWith('1 of 1')",
+                           timeout=90_000)
+    assert_lands_on(page, "older-fail question 2 xylophone")
+    assert page.locator("[role=alert]").is_hidden()  # the older page loaded: its failure's message went
+
+
+def test_search_older_in_the_trajectory_view_stays_there(viewer: Viewer) -> None:
+    page = open_served(viewer, "older-traj", words_session("older-traj", {}))
+    page.evaluate("() => window.transcriptViewer.showView('trajectory')")
+    type_query(page, "turn 2 · step")  # only turn 2's step row says so, pages back
+    page.wait_for_function("() => document.getElementById('search-count').textContent"
+                           " === 'no matches · older not searched'")
+    page.click("#search-older")
+    page.wait_for_function("() => document.getElementById('search-count').textContent.startsWith('1 of 1')",
+                           timeout=90_000)
+    assert page.get_attribute("#view-root", "data-view") == "trajectory"
+    current = page.locator("#trajectory mark.search-current").first
+    current.wait_for(state="attached")
+    assert "Turn 2 · step 1" in current.evaluate("(m) => m.closest('.traj-row').innerText")
+    assert current.is_visible()
+    page.evaluate("() => window.transcriptViewer.showView('chat')")
