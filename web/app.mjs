@@ -186,6 +186,7 @@ const features = initFeatures({
     return null;
   },
   scrollToSeq,
+  older: { exists: () => state.hasMore, canLoad: () => state.canLoadOlder, load: () => loadOlder() },
   onError: (text) => setAlert("view", text),
 });
 Object.assign(hooks, {

@@ -39,6 +39,7 @@ function byId(id, type) {
  *   fetchPage: (id: string, options: {through: number, maxMessages: number}) => Promise<Uint8Array>,
  *   fetchRun: () => Promise<any>,
  *   scrollToSeq: (seq: number, options?: {what?: string}) => Promise<string | null>,
+ *   older: {exists: () => boolean, canLoad: () => boolean, load: () => Promise<boolean>},
  *   onError: (text: string) => void,
  * }} app
  */
@@ -108,6 +109,8 @@ export function initFeatures(app) {
     },
     attached: () => (inTrajectory() ? trajSearch.attached() : view.attached()),
     onError: report("Search failed"),
+    // Older history not loaded yet (flows.loadOlder; the trajectory's rows come from the same window).
+    older: { button: byId("search-older", HTMLButtonElement), ...app.older },
   });
   views.trajectory.onRow = (node) => {
     node.dataset.markButtons = "1"; // its tool names are buttons, and searched
@@ -222,6 +225,7 @@ export function initFeatures(app) {
     /** A new window (file, page or session) replaces the last one. */
     reset() {
       last = -1;
+      search.stopOlder();
       filters.reset();
       overview.reset();
       todos.clear();

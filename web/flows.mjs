@@ -99,11 +99,13 @@ function showStats(update) {
 }
 
 /**
- * Fetches the pages the journal asked for (gap repair, older pages) and hands them back.
+ * Fetches the pages the journal asked for (gap repair, older pages) and hands them back; resolves to false when an
+ * answer was an error (said in the alert).
  * @param {{id: number, kind: string, through: number, before: number | null, maxMessages?: number,
  *   fromSeq?: number | null}[]} requests
  */
 export async function answerRequests(requests) {
+  let ok = true;
   for (const request of requests) {
     if (!state.sessionId) continue;
     let update;
@@ -120,7 +122,9 @@ export async function answerRequests(requests) {
     if (request.kind === "prepend") keepPlace(apply);
     else apply();
     if (update?.error?.where === "live") state.follow?.restart();
+    if (update?.error) ok = false;
   }
+  return ok;
 }
 
 export async function renderFirstScreen() {
@@ -282,15 +286,24 @@ export function keepPlace(change) {
   if (anchor?.isConnected) window.scrollBy(0, anchor.getBoundingClientRect().top - top);
 }
 
-let loadingOlder = false;
+/** @type {Promise<boolean> | null} the load of older rows under way */
+let loadingOlder = null;
 
 /** "Load older": prepends the previous page; the first row in view stays in place. `toSeq` (a deep link's row):
  * one page reaches back to that seq, up to SEQ_SEARCH_PAGES pages' worth of messages (the server's `fromSeq`; a
- * published site has fixed page files, so there it is one page at a time).
- * @param {{toSeq?: number}} [options] */
-export async function loadOlder({ toSeq } = {}) {
-  if (!state.canLoadOlder || loadingOlder) return false;
-  loadingOlder = true;
+ * published site has fixed page files, so there it is one page at a time). Resolves to false when nothing older
+ * could be loaded (none left, or the load failed: the alert says why); a call while a load is under way resolves
+ * with that load.
+ * @param {{toSeq?: number}} [options] @returns {Promise<boolean>} */
+export function loadOlder({ toSeq } = {}) {
+  if (loadingOlder) return loadingOlder;
+  if (!state.canLoadOlder) return Promise.resolve(false);
+  loadingOlder = prependOlder(toSeq);
+  return loadingOlder;
+}
+
+/** @param {number | undefined} toSeq */
+async function prependOlder(toSeq) {
   document.documentElement.dataset.loadingOlder = "1"; // until the older rows are in
   els.older.disabled = true;
   progressStart("Loading older messages…");
@@ -300,16 +313,17 @@ export async function loadOlder({ toSeq } = {}) {
       // a seq the URL names may lie between two rows (35.5): the message at or before it is at or before 35
       ? { maxMessages: PAGE_SIZE * SEQ_SEARCH_PAGES, fromSeq: Math.floor(toSeq) } : { maxMessages: PAGE_SIZE });
     clearAlert("older");
+    let ok = !result.error;
     if (Array.isArray(result.nodes)) keepPlace(() => applyUpdate(result));
-    else if (result.requests) await answerRequests(result.requests);
+    else if (result.requests) ok = (await answerRequests(result.requests)) && ok;
     else applyUpdate(result);
     await view.renderKeys(view.visibleKeys(FIRST_SCREEN_MARGIN_PX));
-    return true;
+    return ok;
   } catch (err) {
     setAlert("older", `Could not load older messages: ${/** @type {Error} */ (err).message}. The rows shown stay.`);
     return false;
   } finally {
-    loadingOlder = false;
+    loadingOlder = null;
     delete document.documentElement.dataset.loadingOlder;
     progressEnd();
     els.older.disabled = !state.canLoadOlder;

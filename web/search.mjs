@@ -4,6 +4,11 @@
 // the counter ("3 of 17"), moves between matches (Enter / Shift+Enter), opens the closed Think and tool rows that
 // hold the current match, scrolls it into view and wraps every visible occurrence in <mark> by splitting text
 // nodes (never innerHTML). `/` focuses the box, Esc clears it.
+// The worker holds the loaded window only: while older history is not loaded the counter says so ("3 of 17 · older
+// not searched"), and "Search older" (or Shift+Enter / ↑ at the oldest loaded match, Enter when nothing loaded
+// matches) loads older pages one at a time (`older.load`, flows.loadOlder) until the query matches in a row older
+// than the loaded matches, then moves to the newest of those; the counter shows the walk ("Searching older… page
+// 2"), Esc or a new query stops it, a failed load is said (the alert names why, the counter that it stopped).
 
 /** Lowercases one character at a time so offsets stay those of the original text. @param {string} text */
 export function foldCase(text) {
@@ -90,6 +95,14 @@ export function markText(root, query, skip = "button, mark, .vlist-spacer") {
   return pieces.map((p) => p[0]);
 }
 
+/** @param {string} className @param {string} text */
+function span(className, text) {
+  const el = document.createElement("span");
+  el.className = className;
+  el.textContent = text;
+  return el;
+}
+
 export class Search {
   /**
    * @param {{
@@ -99,6 +112,7 @@ export class Search {
    *   reveal: (key: string, blocks: number[]) => Promise<HTMLElement | null>,
    *   attached: () => Iterable<HTMLElement>,
    *   onError: (err: Error) => void,
+   *   older?: {button: HTMLButtonElement, exists: () => boolean, canLoad: () => boolean, load: () => Promise<boolean>},
    * }} opts
    */
   constructor(opts) {
@@ -113,7 +127,11 @@ export class Search {
     this.index = -1;
     this.timer = 0;
     this.seq = 0;
+    /** @type {{page: number} | null} the walk through older history under way */
+    this.walk = null;
+    this.olderFailed = false; // the last walk stopped at a failed load (the alert says why)
     opts.input.addEventListener("input", () => {
+      this.stopOlder();
       clearTimeout(this.timer);
       this.timer = window.setTimeout(() => void this.run(opts.input.value), 250);
     });
@@ -121,6 +139,7 @@ export class Search {
       if (e.key === "Enter") {
         e.preventDefault();
         if (opts.input.value !== this.query) void this.run(opts.input.value);
+        else if (!this.total && !this.walk) void this.searchOlder();
         else void this.step(e.shiftKey ? -1 : 1);
       } else if (e.key === "Escape") {
         e.preventDefault();
@@ -131,6 +150,12 @@ export class Search {
     });
     opts.next.addEventListener("click", () => void this.step(1));
     opts.prev.addEventListener("click", () => void this.step(-1));
+    const more = opts.older?.button;
+    more?.addEventListener("mousedown", (e) => e.preventDefault()); // the focus stays in the box
+    more?.addEventListener("click", () => {
+      if (this.walk) this.stopOlder();
+      else void this.searchOlder();
+    });
     this._count();
   }
 
@@ -148,6 +173,8 @@ export class Search {
   async run(text, { move = true } = {}) {
     clearTimeout(this.timer);
     const ticket = ++this.seq;
+    this.walk = null; // any run supersedes a walk through older history
+    if (text !== this.query) this.olderFailed = false;
     this.query = text;
     this.folded = foldCase(text);
     if (this.opts.input.value !== text) this.opts.input.value = text;
@@ -169,11 +196,8 @@ export class Search {
       return { matches: 0, ms: 0 };
     }
     if (ticket !== this.seq) return { matches: value.total, ms: performance.now() - t0, stale: true };
-    this.hits = value.hits;
-    this.total = value.total;
-    this.cum = [0];
-    for (const [, n] of this.hits) this.cum.push(this.cum[this.cum.length - 1] + n);
-    this.index = !this.total ? -1 : move ? 0 : Math.max(0, Math.min(this.index, this.total - 1));
+    this._take(value);
+    if (move) this.index = this.total ? 0 : -1;
     this._count();
     this.decorateAll();
     if (this.total && move) await this._go();
@@ -195,10 +219,88 @@ export class Search {
     return value;
   }
 
+  /** Takes a search answer; the current match stays the same occurrence of the same row when the window grew
+   * (older rows prepended), else the index is kept within the new total. @param {any} value */
+  _take(value) {
+    const was = this.index >= 0 && this.hits.length ? this._where() : null;
+    this.hits = value.hits;
+    this.total = value.total;
+    this.cum = [0];
+    for (const [, n] of this.hits) this.cum.push(this.cum[this.cum.length - 1] + n);
+    const at = was ? this.hits.findIndex((h) => h[0] === was.hit[0]) : -1;
+    this.index = !this.total ? -1 : was && at >= 0 ? Math.min(this.cum[at] + was.within, this.cum[at + 1] - 1)
+      : Math.max(0, Math.min(this.index, this.total - 1));
+  }
+
+  /** Whether older history can be loaded and searched. */
+  _canWalk() {
+    const older = this.opts.older;
+    return Boolean(older && this.query && older.exists() && older.canLoad());
+  }
+
+  /**
+   * Loads older pages one at a time until the query matches in a row older than the loaded matches (then moves to
+   * the newest of those), or nothing older is left, or a load fails; resolves to whether it found one.
+   */
+  async searchOlder() {
+    const older = this.opts.older;
+    if (!older || this.walk || !this._canWalk()) return false;
+    clearTimeout(this.timer);
+    const ticket = this.seq; // a new query (or Esc) bumps it: the walk stops
+    const job = { page: 0 };
+    this.walk = job;
+    this.olderFailed = false;
+    const live = () => ticket === this.seq && this.walk === job;
+    const oldest = this.hits.length ? this.hits[0][0] : null;
+    const before = this.total;
+    try {
+      while (older.exists() && older.canLoad()) {
+        job.page += 1;
+        this._count();
+        const loaded = await older.load();
+        if (!live()) return false;
+        if (!loaded) {
+          this.olderFailed = older.exists();
+          break;
+        }
+        const value = await this.opts.bridge.json("search", { query: this.query, includeHidden: this.opts.includeHidden() });
+        if (!live()) return false;
+        this._take(value);
+        // The matches older than the oldest one seen before: those in rows before its row (or all, when none was).
+        const at = oldest === null ? this.hits.length : this.hits.findIndex((h) => h[0] === oldest);
+        const found = at < 0 ? this.total - before : this.cum[at];
+        if (found > 0) {
+          this.walk = null;
+          this.index = found - 1;
+          this._count();
+          this.decorateAll();
+          await this._go();
+          return true;
+        }
+      }
+    } catch (err) {
+      if (live()) this.opts.onError(/** @type {Error} */ (err));
+    } finally {
+      if (this.walk === job) this.walk = null;
+    }
+    if (ticket === this.seq) {
+      this._count();
+      this.decorateAll();
+    }
+    return false;
+  }
+
+  /** Stops a walk through older history (the page under way still loads; nothing moves after it). */
+  stopOlder() {
+    if (!this.walk) return;
+    this.walk = null;
+    this._count();
+  }
+
   /** The window changed: search again (keeps the query). A query typed but not searched yet is left to its own
    * pending run (which searches the new window): the old query must not come back over what the box says. */
   refresh() {
-    if (!this.query || this.opts.input.value !== this.query) return;
+    if (this.walk || !this.query || this.opts.input.value !== this.query) return;
     clearTimeout(this.timer);
     const query = this.query;
     this.timer = window.setTimeout(() => void this.run(query, { move: false }), 300);
@@ -206,6 +308,12 @@ export class Search {
 
   /** @param {number} delta */
   async step(delta) {
+    if (this.walk) return;
+    // Back past the oldest loaded match: on into older history, while there is some.
+    if ((delta < 0 && this.index <= 0) && this._canWalk()) {
+      await this.searchOlder();
+      return;
+    }
     if (!this.total) return;
     this.index = (this.index + delta + this.total) % this.total;
     this._count();
@@ -213,9 +321,25 @@ export class Search {
   }
 
   _count() {
-    const { counter, prev, next } = this.opts;
-    counter.textContent = !this.query ? "" : this.total ? `${this.index + 1} of ${this.total}` : "no matches";
-    prev.disabled = next.disabled = this.total < 2;
+    const { counter, prev, next, older } = this.opts;
+    const partial = Boolean(older && this.query && older.exists());
+    const walking = this.walk !== null;
+    const base = !this.query ? "" : this.total ? `${this.index + 1} of ${this.total}` : "no matches";
+    // Two short lines in the header (style.css), one text for tests and screen readers: "3 of 17 · older not searched".
+    const [first, sep, note] = walking ? ["Searching older…", " ", `page ${this.walk?.page ?? 1}`]
+      : partial ? [base, " · ", this.olderFailed ? "older could not load" : "older not searched"] : [base, "", ""];
+    counter.parentElement?.toggleAttribute("data-older", partial || walking);
+    if (!note) counter.textContent = first;
+    else counter.replaceChildren(first, span("search-sep", sep), span("search-note", note));
+    const canWalk = !walking && this._canWalk();
+    next.disabled = walking || this.total < 2;
+    prev.disabled = walking || (this.total < 2 && !canWalk);
+    if (older) {
+      older.button.hidden = !walking && !canWalk;
+      older.button.textContent = walking ? "Stop" : "Search older";
+      older.button.title = walking ? "Stop searching older history (Esc)"
+        : "Only the loaded rows are searched: load older pages until a match (Shift+Enter at the oldest match)";
+    }
   }
 
   /** The row and the occurrence within it of the current match. */
@@ -232,30 +356,32 @@ export class Search {
   }
 
   async _go() {
-    const { hit, within } = this._where();
+    const { hit } = this._where();
     const [key, , blocks] = hit;
     const ticket = this.seq;
     const row = await this.opts.reveal(key, blocks);
     if (!row || ticket !== this.seq) return;
-    const marks = this.decorate(row);
     for (const m of document.querySelectorAll("mark.search-current")) m.classList.remove("search-current");
-    const current = marks[Math.min(within, marks.length - 1)];
-    if (current) {
-      for (const piece of row.querySelectorAll(`mark.search-hit[data-hit="${current.dataset.hit}"]`)) piece.classList.add("search-current");
-      current.scrollIntoView({ block: "center" });
-    } else {
-      row.scrollIntoView({ block: "center" });
-    }
+    this.decorate(row);
+    const current = row.querySelector("mark.search-current");
+    (current ?? row).scrollIntoView({ block: "center" });
     row.dataset.searchCurrent = "1";
   }
 
-  /** Marks the query in one row element (after it was rendered or opened); returns its marks. @param {Element} row */
+  /** Marks the query in one row element (after it was rendered or opened), the current match's pieces as such;
+   * returns its marks. @param {Element} row */
   decorate(row) {
     clearMarks(row);
     if (!this.folded || !this.total) return [];
     const key = /** @type {HTMLElement} */ (row).dataset?.key;
     if (key && !this.hits.some((h) => h[0] === key)) return [];
-    return markText(row, this.folded, /** @type {HTMLElement} */ (row).dataset?.markButtons ? "mark, .vlist-spacer" : undefined);
+    const marks = markText(row, this.folded, /** @type {HTMLElement} */ (row).dataset?.markButtons ? "mark, .vlist-spacer" : undefined);
+    const { hit, within } = this.index >= 0 ? this._where() : { hit: null, within: 0 };
+    const current = hit && hit[0] === key ? marks[Math.min(within, marks.length - 1)] : null;
+    if (current) {
+      for (const piece of row.querySelectorAll(`mark.search-hit[data-hit="${current.dataset.hit}"]`)) piece.classList.add("search-current");
+    }
+    return marks;
   }
 
   decorateAll() {
