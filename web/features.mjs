@@ -8,7 +8,7 @@ import { RowFilters } from "./filters.mjs";
 import { RequestInspector, stepDecorator } from "./inspector.mjs";
 import { ContextMeter } from "./meter.mjs";
 import { addRecordsButton } from "./records.mjs";
-import { Search } from "./search.mjs";
+import { Search, clearMarks } from "./search.mjs";
 import { TimelineOverview } from "./timeline.mjs";
 import { TodoPanel } from "./todos.mjs";
 import { TrajectorySearch } from "./trajsearch.mjs";
@@ -117,7 +117,12 @@ export function initFeatures(app) {
     search.decorate(node);
   };
   views.onShow = (now, previous) => {
-    if (now !== previous && (now === "trajectory" || previous === "trajectory")) search.refresh();
+    if (now !== previous && (now === "trajectory" || previous === "trajectory")) {
+      // The view left keeps no marks: hidden, they would outlive its query (and a stale "current" mark would be
+      // the first the page finds); the view shown is searched again.
+      clearMarks(byId(previous === "trajectory" ? "trajectory" : "transcript", HTMLElement));
+      search.refresh();
+    }
   };
   const trajectoryRows = byId("trajectory", HTMLElement);
   const overview = new TimelineOverview({

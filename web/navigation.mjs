@@ -101,18 +101,19 @@ function seqInHash() {
 /** Applies the hash: opens its session, then scrolls to its seq. */
 export async function followHash() {
   hooks.followHash();
-  if (seqInHash() === null) linkHeld = false;
+  // The link's seq is read now and held from the start: while the session opens, the page's own first scroll (to
+  // its end) writes its row into the URL, which is not a link (read after the open, it held the URL at the end).
+  const seq = seqInHash();
+  linkHeld = seq !== null;
   const session = hashParams().get("session");
   if (session && session !== state.sessionId) {
     openSession(session, {
       onOpened: () => {
-        const seq = seqInHash();
         if (seq !== null) void scrollAndMark(seq);
       },
     });
     return;
   }
-  const seq = seqInHash();
   if (seq !== null && view.order.length) await scrollAndMark(seq);
 }
 
