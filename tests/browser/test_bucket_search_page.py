@@ -8,13 +8,13 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+# The cloud extra and moto are part of `make setup`'s install: a missing one fails here, it never skips the test.
+import boto3
+import moto.server as moto_server
 import pytest
+import s3fs  # noqa: F401  (the s3:// filesystem fsspec loads by name)
 from conftest import BOOT_TIMEOUT_MS, SITE
 from test_text_search import AT, WORD, long_session
-
-pytest.importorskip("s3fs")
-boto3 = pytest.importorskip("boto3")
-moto_server = pytest.importorskip("moto.server")
 
 BUCKET = "ta-search-page"
 _ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing-secret", "AWS_DEFAULT_REGION": "us-east-1",

@@ -11,15 +11,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import boto3
+import moto.server as moto_server
 import pytest
+import s3fs  # noqa: F401  (the s3:// filesystem fsspec loads by name; the cloud extra `make setup` installs)
 
 from assembler.cli import main as cli_main
 from tests.interop_support import interop_file
 from tests.unit.test_server import write_log
-
-pytest.importorskip("s3fs")  # the cloud extra (the dev install has it: CI runs these)
-boto3 = pytest.importorskip("boto3")
-moto_server = pytest.importorskip("moto.server")
 
 BUCKET = "ta-sessions"
 FIXTURES = {
