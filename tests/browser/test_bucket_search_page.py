@@ -14,7 +14,7 @@ import moto.server as moto_server
 import pytest
 import s3fs  # noqa: F401  (the s3:// filesystem fsspec loads by name)
 from conftest import BOOT_TIMEOUT_MS, SITE
-from test_text_search import AT, WORD, long_session
+from test_text_search import AT, WORD, current_mark, long_session
 
 BUCKET = "ta-search-page"
 _ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing-secret", "AWS_DEFAULT_REGION": "us-east-1",
@@ -85,13 +85,7 @@ def test_a_text_hit_in_a_bucket_opens_its_session_at_the_row_marked(browser: Any
         page.wait_for_function("() => location.hash.startsWith('#session=bucket-b&seq=') "
                                "&& document.querySelector('mark.search-hit.search-current')", timeout=60_000)
         page.evaluate("() => window.transcriptViewer.idle()")
-        where = page.evaluate("""() => {
-            const mark = document.querySelector('mark.search-hit.search-current');
-            const row = mark.closest('article[data-key]');
-            const box = mark.getBoundingClientRect();
-            return { text: mark.textContent, rowText: row.innerText, seq: Number(row.dataset.seq),
-                     inView: box.top >= 0 && box.bottom <= window.innerHeight && box.height > 0 };
-        }""")
+        where = current_mark(page)
         assert where["text"].lower() == WORD and where["inView"], where
         assert "bucket-b answer 12," in where["rowText"] and where["seq"] <= seq
         assert not errors, errors

@@ -33,7 +33,7 @@ from playwright.sync_api import Browser, Page
 from assembler.browser.viewer import Viewer
 from assembler.server.site_paths import ALL_MESSAGES, site_path
 from tests.browser.conftest import BOOT_TIMEOUT_MS, SITE
-from tests.browser.test_text_search import AT, WORD, long_session
+from tests.browser.test_text_search import AT, WORD, current_mark, long_session
 from tests.claude_projects import PARENT, PARENT_PROMPT, claude_projects
 from tests.unit.test_server import write_log
 
@@ -273,13 +273,7 @@ def test_text_search_in_the_published_index(page: Page, published: Published) ->
                            "|| location.hash.startsWith('#session=gen/words&seq=')", timeout=30_000)
     page.wait_for_function("() => document.querySelector('mark.search-hit.search-current')", timeout=60_000)
     page.evaluate("() => window.transcriptViewer.idle()")
-    where = page.evaluate("""() => {
-        const mark = document.querySelector('mark.search-hit.search-current');
-        const row = mark.closest('article[data-key]');
-        const box = mark.getBoundingClientRect();
-        return { text: mark.textContent, rowText: row.innerText, seq: Number(row.dataset.seq),
-                 inView: box.top >= 0 && box.bottom <= window.innerHeight && box.height > 0 };
-    }""")
+    where = current_mark(page)
     assert where["text"].lower() == WORD and where["inView"], where
     assert "words answer 12," in where["rowText"] and where["seq"] <= seq
     assert page.locator("#published-note").is_visible()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from playwright.sync_api import Page
+from test_whole_run_page import open_served as open_served_session
 
 if TYPE_CHECKING:
     from conftest import Viewer
@@ -41,15 +42,7 @@ def words_session(sid: str, words: dict[int, str]) -> bytes:
 
 
 def open_served(viewer: Viewer, sid: str, data: bytes) -> Page:
-    page = viewer.page
-    (viewer.served.sessions / f"{sid}.jsonl").write_bytes(data)
-    page.evaluate("() => window.transcriptViewer.showView('chat')")
-    page.fill("#session-filter", "")
-    page.click("#refresh-sessions")
-    page.wait_for_selector(f"#session-list button[data-id='{sid}']")
-    page.click(f"#session-list button[data-id='{sid}']")
-    page.wait_for_function("(sid) => window.transcriptViewer.state.sessionId === sid"
-                           " && window.transcriptViewer.state.liveOpened", arg=sid, timeout=60_000)
+    page = open_served_session(viewer, sid, data)
     assert page.locator("#load-older").is_visible()  # only the newest page is loaded
     return page
 

@@ -3,16 +3,29 @@ another session under the entries; picking it opens that session at the hit's ro
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from session_builder import Session
 
 if TYPE_CHECKING:
     from conftest import Viewer
+    from playwright.sync_api import Page
 
 WORD = "quixotically"
 TURNS = 40
 AT = 12  # the turn whose answer holds the word: older than the first page, so "Load older" runs to reach it
+
+
+def current_mark(page: Page) -> dict[str, Any]:
+    """The in-page search's current mark: its text, its chat row's text and seq, whether it is in view, the query."""
+    return dict(page.evaluate("""() => {
+        const mark = document.querySelector('mark.search-hit.search-current');
+        const row = mark.closest('article[data-key]');
+        const box = mark.getBoundingClientRect();
+        return { text: mark.textContent, rowText: row.innerText, seq: Number(row.dataset.seq),
+                 inView: box.top >= 0 && box.bottom <= window.innerHeight && box.height > 0,
+                 query: document.getElementById('search').value };
+    }"""))
 
 
 def long_session(sid: str, word_at: int | None) -> bytes:
@@ -54,14 +67,7 @@ def test_a_text_hit_opens_its_session_at_the_row_marked(viewer: Viewer) -> None:
     page.wait_for_function("(seq) => location.hash.startsWith(`#session=textsearch-b&seq=`) "
                            "&& document.querySelector('mark.search-hit.search-current')", arg=seq, timeout=60_000)
     page.evaluate("() => window.transcriptViewer.idle()")
-    where = page.evaluate("""() => {
-        const mark = document.querySelector('mark.search-hit.search-current');
-        const row = mark.closest('article[data-key]');
-        const box = mark.getBoundingClientRect();
-        return { text: mark.textContent, rowText: row.innerText, seq: Number(row.dataset.seq),
-                 inView: box.top >= 0 && box.bottom <= window.innerHeight && box.height > 0,
-                 query: document.getElementById('search').value };
-    }""")
+    where = current_mark(page)
     assert where["text"].lower() == WORD and where["inView"], where
     assert "textsearch-b answer 12," in where["rowText"] and where["query"] == WORD
     assert where["seq"] <= seq
