@@ -11,12 +11,12 @@ exited with code N`` line. Pure and sans-I/O.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Final
 
+from ..tooltext import exit_code_of
 from .codex_records import Part, TokenUsage
 
-__all__ = ["blocks_of", "image_block", "context_form", "tool_output", "exit_code_of", "usage_of", "side_meta"]
+__all__ = ["blocks_of", "image_block", "context_form", "tool_output", "usage_of", "side_meta"]
 
 
 def image_block(ref: str, *, local: bool = False) -> dict[str, Any]:
@@ -88,20 +88,6 @@ def context_form(role: str, parts: list[Part] | None) -> str | None:
     if role == "user":
         return None
     return role if role in ("developer", "system") else f"role:{role}"
-
-
-_ENVELOPE_END = "\nOutput:\n"
-_EXITED = re.compile(r"^Process exited with code (-?\d+)$", re.MULTILINE)
-
-
-def exit_code_of(text: str) -> int | None:
-    """The exit status in a tool output's envelope header (the lines before ``Output:``)."""
-    end = text.find(_ENVELOPE_END)
-    head = text if end == -1 else text[:end]
-    if len(head) > 4096:
-        return None  # not an envelope: a header is a few short lines
-    found = _EXITED.search(head)
-    return int(found.group(1)) if found is not None else None
 
 
 def _json_object(text: str) -> dict[str, Any] | None:

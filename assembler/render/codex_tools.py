@@ -14,8 +14,7 @@ import re
 import shlex
 from typing import Any
 
-from ..interop.codex_content import exit_code_of
-from ..interop.codex_patch import FilePatch, parse_patch, patch_counts
+from ..tooltext import FilePatch, exit_code_of, parse_patch, patch_counts
 from .markdown import escape
 
 __all__ = ["command_of", "argv_command", "envelope_span", "plan_items", "patch_of", "patch_summary", "patch_html",

@@ -10,8 +10,8 @@ from typing import Any
 
 from msgspec import UNSET
 
-from ..interop.codex_content import exit_code_of
 from ..jsontext import loads_text
+from ..tooltext import exit_code_of
 from ..views import ImageBlockView, ToolData, ViewNode
 from .images import image_html
 from .markdown import code_html, escape

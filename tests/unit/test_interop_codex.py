@@ -13,10 +13,11 @@ import pytest
 from assembler.formats import UnknownFormat, by_name, detect
 from assembler.interop.base import RAW, SOURCE, LineLoader, read_lines
 from assembler.interop.codex import CodexReader
-from assembler.interop.codex_patch import parse_patch, patch_diff
 from assembler.render import render_section
+from assembler.render.codex_tools import patch_text
 from assembler.render.tools import tool_summary
 from assembler.surface import SurfaceManager, derive_messages
+from assembler.tooltext import parse_patch
 from tests.interop_support import check_log, interop_file, of_type
 
 MADSHN = "codex/madshn+localpush@219b539/src-tauri/tests/fixtures/codex/2026-02-23/raw/sessions/"
@@ -516,10 +517,10 @@ def test_apply_patch_grammar_as_a_unified_diff() -> None:
     files = parse_patch(patch)
     assert files is not None and [(f.op, f.path, f.move_to, f.added, f.removed) for f in files] == [
         ("add", "new.txt", None, 2, 0), ("delete", "old.txt", None, 0, 0), ("update", "src/a.py", "src/b.py", 1, 1)]
-    assert patch_diff(patch) == ("--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+hello\n+world\n"
+    assert patch_text(files) == ("--- /dev/null\n+++ b/new.txt\n+hello\n+world\n"
                                  "--- a/old.txt\n+++ /dev/null\n"
-                                 "--- a/src/a.py\n+++ b/src/b.py\n@@ class A: @@\n     x = 1\n-    y = 2\n+    y = 3\n")
-    assert patch_diff("not a patch") is None and parse_patch("*** Begin Patch\n*** End Patch") is None
+                                 "--- a/src/a.py\n+++ b/src/b.py\n@@ class A: @@\n     x = 1\n-    y = 2\n+    y = 3")
+    assert parse_patch("not a patch") is None and parse_patch("*** Begin Patch\n*** End Patch") is None
 
 
 def test_update_plan_is_a_checklist_row() -> None:

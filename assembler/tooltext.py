@@ -1,21 +1,25 @@
-"""Codex's ``apply_patch`` grammar read as file changes, and written as a unified diff for the renderer.
+"""What a Codex tool call's recorded text says, read the same way by the Codex reader and by the renderer: the
+``apply_patch`` grammar as file changes, and the exit status in a tool output's envelope.
 
-The grammar (the ``input`` of a ``custom_tool_call`` named ``apply_patch``, or the patch argument of older shell and
-function forms): ``*** Begin Patch``, then per file ``*** Add File: P`` (every line ``+``), ``*** Delete File: P``
-or ``*** Update File: P`` (optionally ``*** Move to: Q``) with chunks opened by ``@@`` (optionally followed by a
-context line) whose lines start with `` ``, ``-`` or ``+``, and ``*** End of File``; then ``*** End Patch``.
+The patch grammar (the ``input`` of a ``custom_tool_call`` named ``apply_patch``, or the patch argument of older
+shell and function forms): ``*** Begin Patch``, then per file ``*** Add File: P`` (every line ``+``), ``*** Delete
+File: P`` or ``*** Update File: P`` (optionally ``*** Move to: Q``) with chunks opened by ``@@`` (optionally followed
+by a context line) whose lines start with `` ``, ``-`` or ``+``, and ``*** End of File``; then ``*** End Patch``.
+The output envelope: a few header lines (``Process exited with code N``, ...) before ``Output:``.
 
 Rules: the patch records no line numbers, so hunk headers carry its ``@@`` context instead of ranges; a line inside
 an update chunk without a prefix counts as context (Codex's own parser is as lenient); anything before
-``*** Begin Patch`` (a shell heredoc) is skipped. Text that is not a patch gives None, never an exception. Pure.
+``*** Begin Patch`` (a shell heredoc) is skipped. Text that is not a patch or an envelope gives None, never an
+exception. Pure: only text in, so readers and render both import it.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["FilePatch", "parse_patch", "patch_diff", "patch_counts", "find_patch"]
+__all__ = ["FilePatch", "parse_patch", "patch_counts", "find_patch", "exit_code_of"]
 
 Op = Literal["add", "delete", "update"]
 _BEGIN = "*** Begin Patch"
@@ -89,21 +93,15 @@ def patch_counts(files: list[FilePatch]) -> tuple[int, int]:
     return sum(f.added for f in files), sum(f.removed for f in files)
 
 
-def patch_diff(text: str) -> str | None:
-    """The patch as a unified diff (``--- a/P``, ``+++ b/P``, ``@@ context @@`` hunks), or None for no patch."""
-    files = parse_patch(text)
-    if files is None:
-        return None
-    out: list[str] = []
-    for f in files:
-        old = "/dev/null" if f.op == "add" else f"a/{f.path}"
-        new = "/dev/null" if f.op == "delete" else f"b/{f.move_to or f.path}"
-        out += [f"--- {old}", f"+++ {new}"]
-        lines = f.lines
-        if f.op == "add":
-            out.append(f"@@ -0,0 +1,{len(lines)} @@")
-        elif lines and lines[0][0] != "@":
-            out.append("@@ @@")
-        for mark, line in lines:
-            out.append(f"@@ {line} @@".replace("@@  @@", "@@ @@") if mark == "@" else mark + line)
-    return "\n".join(out) + "\n"
+_ENVELOPE_END = "\nOutput:\n"
+_EXITED = re.compile(r"^Process exited with code (-?\d+)$", re.MULTILINE)
+
+
+def exit_code_of(text: str) -> int | None:
+    """The exit status in a tool output's envelope header (the lines before ``Output:``)."""
+    end = text.find(_ENVELOPE_END)
+    head = text if end == -1 else text[:end]
+    if len(head) > 4096:
+        return None  # not an envelope: a header is a few short lines
+    found = _EXITED.search(head)
+    return int(found.group(1)) if found is not None else None
