@@ -1,4 +1,4 @@
-"""The viewer's first seconds in Chromium (issue 12 item 1): when the session list shows, each boot stage of the
+"""The viewer's first seconds in Chromium : when the session list shows, each boot stage of the
 Python worker (runtime, packages, import: ``transcriptViewer.ready``), and a cold ``#session=ID`` load to its first
 rendered row. Each run is a fresh browser context (no cache), served by the product server over build/site.
 

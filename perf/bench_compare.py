@@ -1,4 +1,4 @@
-"""Compare two runs at scale (issue 24): the synthetic 416,756-event session against a generated copy with its one
+"""Compare two runs at scale: the synthetic 416,756-event session against a generated copy with its one
 turn changed, and a many-turn session (``perf.turns``) against a copy with one turn's prompt changed.
 
     .venv/bin/python -m perf.bench_compare [--json OUT] [--repeat N] [--turns N] [--quick] [--no-browser]

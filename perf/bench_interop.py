@@ -1,4 +1,4 @@
-"""Other harnesses' logs at scale (issue 20): a large Claude Code session exported by our CLI and by claude-code-log
+"""Other harnesses' logs at scale: a large Claude Code session exported by our CLI and by claude-code-log
 (the tool its users run today), the same file opened as a local file in the page, and a Claude Code project folder
 of many sessions listed by the server in the page.
 

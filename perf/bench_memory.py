@@ -1,4 +1,4 @@
-"""Peak memory of the commands on big logs (issue 9 item 18), and of the server after listing and a page (item 14).
+"""Peak memory of the commands on big logs, and of the server after listing and a page.
 
 The logs are our own deterministic synthetic session (``perf.synthetic``), written unpacked (one event per line):
 the 416,756-event page (about 61 MB), and ``--scale`` copies of it one after the other (about 612 MB for 10; seq,

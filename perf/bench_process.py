@@ -1,4 +1,4 @@
-"""Whole-process CPython benchmark (issue 11 item 3): ``transcript-assembler assemble --all --digest`` of the packed
+"""Whole-process CPython benchmark: ``transcript-assembler assemble --all --digest`` of the packed
 synthetic 416,756-event session, packed against scalar (``--mode scalar``), each run as its own process, start-up
 included. Also the bare start-up (``--version``) and the in-process split of a packed run (read, page, fold).
 

@@ -1,4 +1,4 @@
-"""``publish`` at scale (issue 21 item 6): the time to publish N generated sessions, the site's bytes (plain, and
+"""``publish`` at scale: the time to publish N generated sessions, the site's bytes (plain, and
 its gzip and brotli variants), the search index's bytes and shards, and the time to republish after one session
 changes (and after none), and what a search on the published page fetches of the index.
 

@@ -1,4 +1,4 @@
-"""Search across sessions (issue 21 items 4 and 6): the index build time and size for a folder of N generated
+"""Search across sessions: the index build time and size for a folder of N generated
 sessions, the time to re-index after one of them grows, and the search answer time (median).
 
     python -m perf.bench_search [--sessions N] [--turns T] [--json OUT]
@@ -8,7 +8,7 @@ words drawn from a fixed pseudo-vocabulary by a seeded generator) into a tempora
 with the server's indexer (``server.indexer.SearchIndexer.run_pass``, one thread, the fold included), appends two
 turns to one session and re-indexes, then answers a set of queries (rare, middling and common words, prefixes,
 phrases) through the route's own function (``search_api._answer``: query rules, FTS5, snippets, id mapping), each
-10 times, and reports the median and the worst. Figures, never a timed assertion; the goal of item 6 (an answer
+10 times, and reports the median and the worst. Figures, never a timed assertion; the goal (an answer
 <= 100 ms at 10,000 sessions) is reported as met or not.
 """
 
@@ -143,7 +143,7 @@ def run(sessions: int, turns: int) -> dict[str, Any]:
         "index_to_source": round(size / source_bytes, 3), "regrow_one_s": round(regrow_s, 3),
         "search_median_ms": round(median_ms, 2), "search_worst_median_ms": round(max(medians), 2),
         "queries": per_query,
-        "goal_search_100ms": {"met": max(medians) <= 100, "note": "item 6 asks for <= 100 ms at 10,000 sessions"},
+        "goal_search_100ms": {"met": max(medians) <= 100, "note": "the goal: <= 100 ms at 10,000 sessions"},
     }
 
 

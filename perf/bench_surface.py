@@ -1,7 +1,7 @@
 """Benchmark "surface-append-read": append N events to a Session and read the surface after every append.
 
 The delta-based ``SurfaceManager`` should make the whole run linear in N, so the 100k run takes about 10x the 10k
-run (the issue's bound is 12x). For contrast the same workload runs with a naive dirty-flag manager that rebuilds
+run (the bound is 12x). For contrast the same workload runs with a naive dirty-flag manager that rebuilds
 the whole surface on every read (quadratic), at smaller N; a naive size is skipped, not estimated, when the
 previous size's measured time says it would exceed the budget. Reports medians and ratios, asserts nothing.
 

@@ -1,4 +1,4 @@
-"""The whole run's trajectory overview of a big session (issue 22): ``GET /api/sessions/ID/timeline`` on a
+"""The whole run's trajectory overview of a big session: ``GET /api/sessions/ID/timeline`` on a
 ``--turns``-turn session of ``perf.turns`` (our own generator), served by the product's app (Starlette's test client,
 no network): the first answer's time (the session read and every record folded: ``timeline.run_timeline``), the
 median of ``--repeat`` answers kept by file version, the JSON's size (plain, gzipped, and as sent: the client accepts

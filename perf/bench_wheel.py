@@ -1,4 +1,4 @@
-"""The installed wheel (issue 21 item 1): its size, and the cold start-up of ``serve`` from a fresh virtual
+"""The installed wheel: its size, and the cold start-up of ``serve`` from a fresh virtual
 environment, process start to the first 200 on ``/``.
 
     python -m perf.bench_wheel [--json OUT] [--runs N] [--wheel PATH]

@@ -163,7 +163,7 @@ def goals(benchmarks: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _interop_goals(interop: dict[str, Any]) -> list[dict[str, Any]]:
-    """Issue 20: a >= 50 MB Claude Code session exported vs claude-code-log, opened in the page, and a 200-session
+    """A >= 50 MB Claude Code session exported vs claude-code-log, opened in the page, and a 200-session
     project folder listed."""
     at_size = number(interop.get("mb")) is not None and interop["mb"] >= 50
     export = interop.get("export", {})

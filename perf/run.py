@@ -72,16 +72,16 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("live", "perf.bench_live", (), ("--deltas", "4000", "--no-tracemalloc"), checks=("same_view",)),
     # Chromium + Pyodide over the built site (needs ``make build``); its own ``checks`` are collected.
     Benchmark("browser", "perf.bench_browser", (), ("--quick",), optional=True),
-    # Issue 20: a 50 MB Claude Code session vs claude-code-log (minutes), in the page, and a 200-session folder.
+    # A 50 MB Claude Code session vs claude-code-log (minutes), in the page, and a 200-session folder.
     Benchmark("interop", "perf.bench_interop", (),
               ("--mb", "2", "--repeat", "1", "--sessions", "10", "--no-ccl"), timeout_s=3600.0, optional=True),
-    # Issue 21: the wheel `make dist` builds (needs ``make build``), installed in a fresh venv: its size and the cold
+    # The wheel `make dist` builds (needs ``make build``), installed in a fresh venv: its size and the cold
     # start of the installed ``serve`` to the first 200 on ``/``; its own ``checks`` are collected.
     Benchmark("wheel", "perf.bench_wheel", (), ("--runs", "2"), timeout_s=1800.0, optional=True),
-    # Issue 24: the 416,756-event session against a copy with its turn changed, and a 1,000-turn pair, compared in
+    # The 416,756-event session against a copy with its turn changed, and a 1,000-turn pair, compared in
     # the page (served by the real server) and by the CLI; its own ``checks`` (no packed row expanded) are collected.
     Benchmark("compare", "perf.bench_compare", (), ("--quick",), timeout_s=3600.0, optional=True),
-    # Issue 21 item 6: serve's list of a 10,000-session folder: the first answer after start-up, then complete.
+    # serve's list of a 10,000-session folder: the first answer after start-up, then complete.
     Benchmark("list", "perf.bench_list", ("--no-index",), ("--sessions", "300", "--no-index"), timeout_s=1800.0,
               optional=True),
 )
