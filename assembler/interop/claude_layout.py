@@ -151,6 +151,10 @@ class ProjectUuids:
     def __len__(self) -> int:
         return len(self._holder)
 
+    def uuids(self) -> list[str]:
+        """Every uuid held so far (a copy: the reader may add while the caller iterates)."""
+        return list(self._holder)
+
 
 class _SeenBefore(Mapping[str, str]):
     """uuid -> the older file of the project that holds it (see ``ProjectUuids.before``)."""
@@ -175,7 +179,7 @@ class _SeenBefore(Mapping[str, str]):
         return default if found is None else found
 
     def __iter__(self) -> Iterator[str]:
-        return (u for u in list(self._project._holder) if u in self)
+        return (u for u in self._project.uuids() if u in self)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
