@@ -164,7 +164,7 @@ def browser_modes(deltas: int, block: int, batch: int) -> dict[str, Any]:
             for mode in MODES:
                 context = browser.new_context()
                 page = context.new_page()
-                page.goto(url)
+                page.goto(f"{url}?test=1")  # the runPython hook exists only in a page opened with ?test=1
                 result = page.evaluate(BROWSER_JS, _worker_code(mode, deltas, block, batch))
                 result["wasm_heap_growth_bytes"] = result["heapAfter"] - result["heapBefore"]
                 out[mode] = result
