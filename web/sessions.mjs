@@ -128,9 +128,10 @@ export async function probeSession(id) {
 
 /**
  * Follows one session: GET .../follow read with `fetch` as bytes, split by `SseSplitter` (an event's data reaches
- * the worker as the bytes the server sent, never as a string). `onFrames(frames)` receives batches of frame bytes
- * (Uint8Array[], each over an ArrayBuffer of its own, so it can be transferred) and must return a promise; batches
- * are delivered one at a time, in order. A reconnect sends the last event ID the stream gave (`Last-Event-ID`: the
+ * the worker as the bytes the server sent, never as a string nor a copy). `onFrames(frames)` receives batches of
+ * frame bytes (Uint8Array[]: views of the chunks they arrived in, every view of a chunk in the same batch, so the
+ * batch's distinct buffers can be transferred) and must return a promise; batches are delivered one at a time, in
+ * order. A reconnect sends the last event ID the stream gave (`Last-Event-ID`: the
  * seq of the last `id:`); a `retry:` field sets the wait before reconnecting. Every end of a connection is handled
  * here: the session is probed; a 404 stops for good (`onGone`), no answer is "offline" with a countdown to the next
  * try (backoff), anything else reconnects. An open stream silent for `STALL_MS` (the server sends a keep-alive
@@ -140,7 +141,7 @@ export async function probeSession(id) {
 export class Follow {
   /**
    * @param {string} id
-   * @param {{maxMessages?: number, onFrames: (frames: Uint8Array<ArrayBuffer>[]) => Promise<void>,
+   * @param {{maxMessages?: number, onFrames: (frames: Uint8Array[]) => Promise<void>,
    *   onState?: (state: import("./status.mjs").LiveState, options?: {retryAt?: number}) => void,
    *   onFault?: (fault: StreamFault) => void, onGone?: () => void}} options
    */
@@ -151,7 +152,7 @@ export class Follow {
     this.onState = onState;
     this.onFault = onFault;
     this.onGone = onGone;
-    /** @type {Uint8Array<ArrayBuffer>[]} */
+    /** @type {Uint8Array[]} */
     this.queue = [];
     this.draining = false;
     this.closed = false;

@@ -2,10 +2,11 @@
 // Server-Sent Events split as bytes: the event-stream rules of the HTML standard (lines end in CRLF, LF or CR; a
 // blank line dispatches; `:` starts a comment; one space after the colon is dropped; `data` lines join with LF;
 // `id` sets the last event ID even for an event without data, never when it holds NUL; `retry` takes digits only;
-// a leading BOM is dropped), applied to the bytes a `fetch` body yields. An event's data is never made a string:
-// it comes out as a Uint8Array over an ArrayBuffer of its own (one copy at most), ready to transfer to a worker.
-// Field names and the small `event`/`id`/`retry` values are decoded as text; chunks may split anything, a UTF-8
-// sequence included.
+// a leading BOM is dropped), applied to the bytes a `fetch` body yields. An event's data is never made a string nor
+// copied: it is a view of the chunk it arrived in, or of a fresh buffer when its line was split between chunks or it
+// has several lines. Once `push` returns the splitter holds no view of that chunk (the start of a line it cut is
+// copied), so the chunk's buffer and its events' buffers can be transferred to a worker together. Field names and
+// the small `event`/`id`/`retry` values are decoded as text; chunks may split anything, a UTF-8 sequence included.
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -18,13 +19,7 @@ const textDecoder = new TextDecoder();
 /**
  * One dispatched event: its type ("message" unless an `event:` line named another), its data bytes and the last
  * event ID as of its dispatch ("" when none was set).
- * @typedef {{event: string, data: Uint8Array<ArrayBuffer>, id: string}} SseFrame
- */
-
-/**
- * A line as assembled from the chunks: `owned` when its bytes are a fresh copy (a line split across chunks)
- * rather than a view of a chunk the caller handed in.
- * @typedef {{bytes: Uint8Array, owned: boolean}} Line
+ * @typedef {{event: string, data: Uint8Array, id: string}} SseFrame
  */
 
 /** @param {Uint8Array[]} parts @returns {Uint8Array<ArrayBuffer>} */
@@ -38,6 +33,12 @@ function concat(parts) {
     at += part.length;
   }
   return out;
+}
+
+/** A field name or a short value as text (ASCII directly: every `id:` line has one). @param {Uint8Array} bytes */
+function text(bytes) {
+  if (bytes.length <= 64 && bytes.every((b) => b < 0x80)) return String.fromCharCode(...bytes);
+  return textDecoder.decode(bytes);
 }
 
 /** @param {Uint8Array} line @param {number[]} name */
@@ -62,7 +63,7 @@ export class SseSplitter {
     this.partial = []; // the current line's bytes so far (no terminator seen yet)
     this.skipLF = false; // the last chunk ended in CR: an LF starting the next one belongs to it
     this.started = false; // a byte was seen (the BOM rule looks at the first three)
-    /** @type {Line[]} */
+    /** @type {Uint8Array[]} */
     this.dataLines = [];
     this.eventType = "";
     this.idBuffer = "";
@@ -83,7 +84,7 @@ export class SseSplitter {
     if (!this.started && chunk.length) {
       const head = this.partial.length ? concat([...this.partial, chunk]) : chunk;
       if (head.length < 3 && head.every((b, i) => b === [0xef, 0xbb, 0xbf][i])) {
-        this.partial = [head]; // could still be a BOM: wait for its third byte
+        this.partial = [head.slice()]; // could still be a BOM: wait for its third byte
         return frames;
       }
       this.started = true;
@@ -94,17 +95,20 @@ export class SseSplitter {
       this.skipLF = false;
       if (chunk[0] === LF) start = 1;
     }
-    for (let i = start; i < chunk.length; i++) {
-      const byte = chunk[i];
-      if (byte !== LF && byte !== CR) continue;
-      this._line(chunk.subarray(start, i), frames);
-      if (byte === CR) {
-        if (i + 1 === chunk.length) this.skipLF = true;
-        else if (chunk[i + 1] === LF) i += 1;
+    let cr = chunk.indexOf(CR, start); // found once per CR, so a stream without any scans each chunk once
+    while (start < chunk.length) {
+      const lf = chunk.indexOf(LF, start);
+      if (cr !== -1 && cr < start) cr = chunk.indexOf(CR, start);
+      const end = cr !== -1 && (lf === -1 || cr < lf) ? cr : lf;
+      if (end === -1) break;
+      this._line(chunk.subarray(start, end), frames);
+      start = end + 1;
+      if (end === cr) {
+        if (start === chunk.length) this.skipLF = true;
+        else if (chunk[start] === LF) start += 1;
       }
-      start = i + 1;
     }
-    if (start < chunk.length) this.partial.push(chunk.subarray(start));
+    if (start < chunk.length) this.partial.push(chunk.slice(start));
     return frames;
   }
 
@@ -118,23 +122,20 @@ export class SseSplitter {
 
   /** @param {Uint8Array} tail the line's bytes in the current chunk @param {SseFrame[]} frames */
   _line(tail, frames) {
-    /** @type {Line} */
-    const line = this.partial.length ? { bytes: concat([...this.partial, tail]), owned: true }
-      : { bytes: tail, owned: false };
+    const bytes = this.partial.length ? concat([...this.partial, tail]) : tail;
     this.partial = [];
-    const bytes = line.bytes;
     if (!bytes.length) {
       this._dispatch(frames);
       return;
     }
     if (bytes[0] === COLON) return; // a comment (the server's keep-alive)
     if (named(bytes, DATA)) {
-      this.dataLines.push({ bytes: dataValue(bytes), owned: line.owned });
+      this.dataLines.push(dataValue(bytes));
       return;
     }
     const colon = bytes.indexOf(COLON);
-    const field = textDecoder.decode(colon < 0 ? bytes : bytes.subarray(0, colon));
-    let value = colon < 0 ? "" : textDecoder.decode(bytes.subarray(colon + 1));
+    const field = text(colon < 0 ? bytes : bytes.subarray(0, colon));
+    let value = colon < 0 ? "" : text(bytes.subarray(colon + 1));
     if (value.startsWith(" ")) value = value.slice(1);
     if (field === "event") this.eventType = value;
     else if (field === "id" && !value.includes(NUL)) this.idBuffer = value;
@@ -149,18 +150,12 @@ export class SseSplitter {
     this.dataLines = [];
     this.eventType = "";
     if (!lines.length) return;
-    /** @type {Uint8Array<ArrayBuffer>} */
-    let data;
-    if (lines.length === 1) {
-      const only = lines[0];
-      // A fresh line's buffer is this event's own (its field name before the view is harmless); a view of the
-      // caller's chunk is copied, so transferring the data never takes the chunk away from the next event.
-      data = only.owned ? /** @type {Uint8Array<ArrayBuffer>} */ (only.bytes) : only.bytes.slice();
-    } else {
+    let data = lines[0];
+    if (lines.length > 1) {
       const parts = [];
       for (const [i, one] of lines.entries()) {
         if (i) parts.push(Uint8Array.of(LF));
-        parts.push(one.bytes);
+        parts.push(one);
       }
       data = concat(parts);
     }
