@@ -391,8 +391,6 @@ def encode(value: Any) -> bytes:
     return encode_with(_encoder.encode, value)
 
 
-
-
 def joined(fragments: Sequence[str]) -> str:
     """A row's fragments joined: ``"".join(fragments)``, or what a lazily decoded payload already holds (it keeps
     its members undecoded). The one way Definitions read a row's text: they never see a decoder's type."""

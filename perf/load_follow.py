@@ -30,7 +30,7 @@ import msgspec
 import uvicorn
 
 from assembler.chunk_rows import expand_row, pack_chunk_runs
-from assembler.journal import Journal, PageRequest, session_journal
+from assembler.journal import PageRequest, session_journal
 from assembler.records import (
     EventFrame,
     EventRecord,
@@ -41,6 +41,7 @@ from assembler.records import (
     encode,
 )
 from assembler.server import create_app
+from perf.kept_window import KeptWindow
 
 __all__ = ["LogGenerator", "ServerThread", "FollowerStats", "run_load", "window_events", "main"]
 
@@ -198,7 +199,7 @@ async def _fetch_page(client: httpx.AsyncClient, url: str, request: PageRequest)
     return decode_page(response.content)
 
 
-async def _handle(client: httpx.AsyncClient, url: str, journal: Journal[HistoryRecord], outputs: list[Any],
+async def _handle(client: httpx.AsyncClient, url: str, journal: KeptWindow[HistoryRecord], outputs: list[Any],
                   stats: FollowerStats) -> None:
     while outputs:
         output = outputs.pop(0)
@@ -214,7 +215,7 @@ async def follow(client: httpx.AsyncClient, url: str, target: int, stats: Follow
                  max_messages: int = 50, opened: asyncio.Semaphore | None = None) -> None:
     """Follow ``url`` until the journal has applied ``target``, then page back to seq 0. ``opened`` is released
     once, when the first snapshot has been applied (the writer waits for every follower before it starts)."""
-    journal = session_journal(max_messages)
+    journal = KeptWindow(session_journal(max_messages))
     connected_once = False
     reconnect_at = reconnect_after
     while journal.last_cursor is None or journal.last_cursor < target:

@@ -35,9 +35,12 @@ export const URL_FOLLOW_MS = 150;
 /** A session that sends no snapshot within this time stops showing the progress bar (the alert stays). */
 export const OPEN_TIMEOUT_MS = 15000;
 
-/** Reconnect backoff of a follow stream the browser gave up on (doubling between the two). */
+/** Reconnect backoff of a follow stream that ended (doubling between the two while the server does not answer). */
 export const RETRY_MIN_MS = 1000;
 export const RETRY_MAX_MS = 15000;
+
+/** An open follow stream silent this long is dropped and reconnected (the server's keep-alive comes every 15 s). */
+export const STALL_MS = 40000;
 
 /** How many "Load older" steps a deep link (#seq=N) may take to reach its row. */
 export const SEQ_SEARCH_PAGES = 50;

@@ -57,7 +57,7 @@ export function openSession(id, { onOpened = () => {} } = {}) {
     onFrames: async (frames) => {
       let update;
       try {
-        update = await bridge.json("frames", { frames }, frames.map((f) => f.buffer));
+        update = await bridge.json("frames", { frames }, [...new Set(frames.map((f) => f.buffer))]);
       } catch (err) {
         setAlert("worker", `Python failed on session ${id}: ${/** @type {Error} */ (err).message}. The rows shown stay.`);
         done();

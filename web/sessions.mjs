@@ -2,9 +2,11 @@
 // The server side of the viewer: the session list (GET /api/sessions), message-aligned pages
 // (GET /api/sessions/{id}/page) and live follow (GET /api/sessions/{id}/follow, Server-Sent Events: a snapshot
 // frame, then one scalar event frame per event). Frames are handed to the worker as bytes, batched per animation
-// frame; the journal in Python keeps the window continuous (dedupe, gap repair, reconnect).
-import { PAGE_SIZE, RETRY_MAX_MS, RETRY_MIN_MS } from "./config.mjs";
+// frame; the journal in Python keeps the window continuous (dedupe, gap repair, reconnect). The follow stream is
+// read as bytes (sseframes.mjs): frame data is never made a string on this side.
+import { PAGE_SIZE, RETRY_MAX_MS, RETRY_MIN_MS, STALL_MS } from "./config.mjs";
 import { isPublished, requestUrl, sessionPath } from "./site.mjs";
+import { SseSplitter } from "./sseframes.mjs";
 import { earlyList } from "./worker-start.mjs";
 
 export { sessionPath };
@@ -101,7 +103,7 @@ export async function fetchTimeline(id) {
   return response.json();
 }
 
-const encoder = new TextEncoder();
+const textDecoder = new TextDecoder();
 
 /**
  * What the server says about a session it cannot follow: a malformed line (SSE `event: error`).
@@ -125,11 +127,16 @@ export async function probeSession(id) {
 }
 
 /**
- * Follows one session. `onFrames(frames)` receives batches of frame bytes (Uint8Array[]) and must return a
- * promise; batches are delivered one at a time, in order. Every connection failure is handled here (the
- * EventSource is closed, never left to retry by itself): the session is probed; a 404 stops for good
- * (`onGone`), no answer is "offline" with a countdown to the next try (backoff), anything else reconnects. The
- * server answers every connection with a fresh snapshot, which the journal takes as a new generation.
+ * Follows one session: GET .../follow read with `fetch` as bytes, split by `SseSplitter` (an event's data reaches
+ * the worker as the bytes the server sent, never as a string nor a copy). `onFrames(frames)` receives batches of
+ * frame bytes (Uint8Array[]: views of the chunks they arrived in, every view of a chunk in the same batch, so the
+ * batch's distinct buffers can be transferred) and must return a promise; batches are delivered one at a time, in
+ * order. A reconnect sends the last event ID the stream gave (`Last-Event-ID`: the
+ * seq of the last `id:`); a `retry:` field sets the wait before reconnecting. Every end of a connection is handled
+ * here: the session is probed; a 404 stops for good (`onGone`), no answer is "offline" with a countdown to the next
+ * try (backoff), anything else reconnects. An open stream silent for `STALL_MS` (the server sends a keep-alive
+ * comment far more often) counts as dropped, so "live" is never shown over a dead connection. The server answers
+ * every connection with a fresh snapshot, which the journal takes as a new generation.
  */
 export class Follow {
   /**
@@ -151,39 +158,73 @@ export class Follow {
     this.closed = false;
     this.stopped = false; // the server said following stopped (a malformed line): no reconnect
     this.retryMs = RETRY_MIN_MS;
-    /** @type {EventSource | null} */
-    this.source = null;
+    this.reconnectMs = RETRY_MIN_MS; // the wait before reconnecting to a server that answers (its `retry:`)
+    this.lastEventId = ""; // sent as Last-Event-ID when not empty
+    /** @type {AbortController | null} */
+    this.connection = null; // the current connection; aborting it ends its reading
     /** @type {ReturnType<typeof setTimeout> | null} */
     this.timer = null;
-    this.connections = 0; // EventSource objects created
+    this.connections = 0; // connections asked for
     this.opens = 0; // connections established
     this._open();
   }
 
   _open() {
     if (this.closed || this.stopped) return;
-    const source = new EventSource(urlOf({ kind: "follow", id: this.id, maxMessages: this.maxMessages }));
-    this.source = source;
+    const connection = new AbortController();
+    this.connection = connection;
     this.connections += 1;
     this.onState(this.opens ? "reconnecting" : "connecting");
-    source.onopen = () => {
+    void this._read(connection);
+  }
+
+  /** Reads one connection to its end, then hands it to `_retry` unless it was replaced, closed or stopped.
+   * @param {AbortController} connection */
+  async _read(connection) {
+    const current = () => !this.closed && !this.stopped && this.connection === connection;
+    /** @type {Record<string, string>} */
+    const headers = { accept: "text/event-stream" };
+    if (this.lastEventId) headers["last-event-id"] = this.lastEventId;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    let stall;
+    try {
+      const response = await fetch(urlOf({ kind: "follow", id: this.id, maxMessages: this.maxMessages }),
+        { headers, cache: "no-store", signal: connection.signal });
+      const type = response.headers.get("content-type") || "";
+      if (!response.ok || !response.body || !type.startsWith("text/event-stream")) throw new Error("not a stream");
+      if (!current()) return;
       this.opens += 1;
       this.retryMs = RETRY_MIN_MS;
       this.onState("live");
-    };
-    source.onmessage = (event) => {
-      this.queue.push(encoder.encode(event.data));
-      this._schedule();
-    };
-    source.onerror = (event) => {
-      if (this.closed || this.source !== source) return;
-      if (event instanceof MessageEvent && typeof event.data === "string" && event.data) {
-        this._fault(event.data); // the server's `event: error` frame
-        return;
+      const splitter = new SseSplitter();
+      const reader = response.body.getReader();
+      for (;;) {
+        clearTimeout(stall);
+        stall = setTimeout(() => connection.abort(), STALL_MS);
+        const { done, value } = await reader.read();
+        if (done || !current()) break;
+        this._take(splitter.push(value), splitter);
       }
-      source.close();
-      void this._retry(source);
-    };
+    } catch {
+      // refused, dropped or aborted: whether to try again is decided below
+    } finally {
+      clearTimeout(stall);
+    }
+    if (!current()) return;
+    connection.abort();
+    void this._retry(connection);
+  }
+
+  /** @param {import("./sseframes.mjs").SseFrame[]} frames @param {SseSplitter} splitter */
+  _take(frames, splitter) {
+    this.lastEventId = splitter.lastEventId;
+    if (splitter.retry !== null) this.reconnectMs = splitter.retry;
+    for (const frame of frames) {
+      if (this.stopped) return;
+      if (frame.event === "error") this._fault(textDecoder.decode(frame.data)); // the server's `event: error`
+      else if (frame.event === "message") this.queue.push(frame.data);
+    }
+    if (this.queue.length) this._schedule();
   }
 
   /** @param {string} data */
@@ -197,33 +238,33 @@ export class Follow {
     }
     if (!fault.following) {
       this.stopped = true;
-      this.source?.close();
+      this.connection?.abort();
       this.onState("stopped");
     }
     this.onFault(fault);
   }
 
-  /** @param {EventSource} source */
-  async _retry(source) {
+  /** @param {AbortController} connection */
+  async _retry(connection) {
     const answer = await probeSession(this.id);
-    if (this.closed || this.source !== source) return;
+    if (this.closed || this.connection !== connection) return;
     if (answer === "gone") {
       this.stopped = true;
       this.onState("missing");
       this.onGone();
       return;
     }
-    const wait = answer === "offline" ? this.retryMs : RETRY_MIN_MS;
+    const wait = answer === "offline" ? this.retryMs : this.reconnectMs;
     this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
     if (answer === "offline") this.onState("offline", { retryAt: performance.now() + wait });
     else this.onState("reconnecting");
-    this.timer = setTimeout(() => { if (this.source === source) this._open(); }, wait);
+    this.timer = setTimeout(() => { if (this.connection === connection) this._open(); }, wait);
   }
 
   // Drops the connection and opens a new one (used after the journal reported a protocol violation).
   restart() {
     if (this.closed || this.stopped) return;
-    this.source?.close();
+    this.connection?.abort();
     this.queue = [];
     this._open();
   }
@@ -250,7 +291,7 @@ export class Follow {
   close() {
     this.closed = true;
     if (this.timer !== null) clearTimeout(this.timer);
-    this.source?.close();
+    this.connection?.abort();
     this.queue = [];
     this.onState("closed");
   }

@@ -48,7 +48,7 @@ def page_tail(records: Sequence[HistoryRecord]) -> int:
 
 def _journal() -> Journal[HistoryRecord]:
     """The window's journal: cursors and continuity only; the assembler holds the entries (kept once)."""
-    return session_journal(DEFAULT_MAX_MESSAGES, keep_window=False)
+    return session_journal(DEFAULT_MAX_MESSAGES)
 
 
 class Window:

@@ -1,13 +1,14 @@
 """The journal state machine (PROTOCOL 4): ``Journal`` keeps a window of history records continuous across pages,
 live frames and reconnects, and ``session_journal`` binds it to wire ``HistoryRecord`` Structs.
 
-Rules: sans-I/O; frames and pages go in, publications and page requests come out, it never fetches. A protocol
-violation raises and leaves the last good window published; after one on the live stream the journal is failed.
+Rules: sans-I/O; frames and pages go in, publications and page requests come out, it never fetches. It keeps the
+window's cursors, never its entries: the caller applies the publications to what holds them (the viewer's
+assembler). A protocol violation raises and leaves the last good window published; after one on the live stream the
+journal is failed.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, Literal, TypeVar
 
@@ -67,8 +68,7 @@ class Journal(Generic[E]):
     Feed it in stream order: ``opened`` (first item of every generation), ``entry`` (live items), ``end`` (the
     stream closed), ``reconnect`` (a new physical connection starts; the next item must be ``opened``). Each call
     returns the publications to apply and any ``PageRequest`` to answer with ``page``/``page_failed``. The journal
-    also applies its publications to ``has_more``, ``revision`` and, unless ``keep_window`` is False (a client whose
-    assembler already holds the entries), to ``window`` (the published entries, oldest first).
+    applies its publications to ``has_more`` and ``revision``; the entries are the caller's to keep.
 
     Raises (from every feeding method):
         ProtocolViolation: the input broke a rule; the window stays as last published.
@@ -76,17 +76,14 @@ class Journal(Generic[E]):
     """
 
     def __init__(self, range_of: Callable[[E], tuple[int, int]], *, stream: str = STREAM_NAME,
-                 max_messages: int | None = None, live_check: Callable[[E], None] | None = None,
-                 keep_window: bool = True) -> None:
-        self._range = range_of
-        self._keep_window = keep_window
+                 max_messages: int | None = None, live_check: Callable[[E], None] | None = None) -> None:
+        self.range_of = range_of
         self.stream = stream
         self.max_messages = max_messages
         self._live_check = live_check
         self.generation = 1
         self.first_cursor: int | None = None
         self.last_cursor: int | None = None
-        self.window: list[E] = []
         self.has_more = False
         self.revision = 0
         self.failed: JournalError | None = None
@@ -124,7 +121,7 @@ class Journal(Generic[E]):
         return request
 
     def _bounds(self, entry: E) -> tuple[int, int]:
-        first, last = self._range(entry)
+        first, last = self.range_of(entry)
         if first > last:
             raise InvertedRange(f"[{first}, {last}]", self.stream)
         return first, last
@@ -140,36 +137,10 @@ class Journal(Generic[E]):
         return EMPTY_CURSOR if tail is None else tail
 
     def _publish(self, publication: Publication) -> Publication:
-        keep = self._keep_window
-        if isinstance(publication, Replace):
-            if keep:
-                self.window = list(publication.entries)
+        if not isinstance(publication, Append):
             self.has_more = publication.has_more
-        elif isinstance(publication, Prepend):
-            if keep:
-                self.window[:0] = publication.entries
-            self.has_more = publication.has_more
-        elif keep:
-            self.window.append(publication.entry)
         self.revision += 1
         return publication
-
-    def repack(self, old: Sequence[E], new: E) -> bool:
-        """Swap the consecutive window entries ``old`` for ``new``, one entry covering exactly their range (live
-        repacking, ``live_repack``). Only a journal that keeps its window; cursors and ranges stay as they were.
-        Returns False, changing nothing, when ``old`` is not in the window or ``new`` does not cover its range."""
-        if not self._keep_window or not old:
-            return False
-        first, last = self._range(new)
-        if self._range(old[0])[0] != first or self._range(old[-1])[1] != last:
-            return False
-        window = self.window
-        i = bisect_left(window, first, key=lambda e: self._range(e)[0])
-        n = len(old)
-        if len(window) < i + n or any(a is not b for a, b in zip(window[i:i + n], old, strict=True)):
-            return False
-        window[i:i + n] = [new]
-        return True
 
     # -- stream input -------------------------------------------------------------------------------------------
 
@@ -195,7 +166,7 @@ class Journal(Generic[E]):
         except ProtocolViolation as exc:
             raise self._fail(exc) from None
         self._opened = self._ever_opened = True
-        self.first_cursor = self._range(entries[0])[0] if entries else None
+        self.first_cursor = self.range_of(entries[0])[0] if entries else None
         self.last_cursor = cursor
         return [self._publish(Replace(tuple(entries), has_more))]
 
@@ -286,8 +257,8 @@ class Journal(Generic[E]):
 
     def _merge(self, entries: Sequence[E], tail: int, queue: list[E]) -> tuple[list[E], int] | None:
         merged = list(entries)
-        for entry in sorted(queue, key=lambda e: self._range(e)[0]):
-            first, last = self._range(entry)
+        for entry in sorted(queue, key=lambda e: self.range_of(e)[0]):
+            first, last = self.range_of(entry)
             if last <= tail:
                 continue
             if first <= tail:
@@ -304,7 +275,7 @@ class Journal(Generic[E]):
         if tail != through:
             raise CursorMismatch(_NOT_AT_CURSOR, f"page ends at {tail}, requested {through}", self.stream)
         result = self._merge(entries, tail, repair.queue)
-        target = max(self._range(e)[1] for e in repair.queue)
+        target = max(self.range_of(e)[1] for e in repair.queue)
         if result is None or result[1] < target:
             if repair.second:
                 got = "a gap" if result is None else f"tail {result[1]}"
@@ -314,7 +285,7 @@ class Journal(Generic[E]):
             return [repair.request]
         merged, merged_tail = result
         self._repair = None
-        self.first_cursor = self._range(merged[0])[0] if merged else None
+        self.first_cursor = self.range_of(merged[0])[0] if merged else None
         self.last_cursor = merged_tail
         return [self._publish(Replace(tuple(merged), has_more))]
 
@@ -324,13 +295,13 @@ class Journal(Generic[E]):
         if first_cursor is None:
             kept = list(entries)
         else:
-            kept = [e for e in entries if self._range(e)[0] < first_cursor]
-            if kept and self._range(kept[-1])[1] + 1 != first_cursor:
+            kept = [e for e in entries if self.range_of(e)[0] < first_cursor]
+            if kept and self.range_of(kept[-1])[1] + 1 != first_cursor:
                 self._publish(Prepend((), False))
                 raise DiscontinuousHistory(
-                    f"older page ends at {self._range(kept[-1])[1]}, window starts at {first_cursor}", self.stream)
+                    f"older page ends at {self.range_of(kept[-1])[1]}, window starts at {first_cursor}", self.stream)
         if kept:
-            self.first_cursor = self._range(kept[0])[0]
+            self.first_cursor = self.range_of(kept[0])[0]
         return [self._publish(Prepend(tuple(kept), has_more))]
 
 
@@ -339,7 +310,7 @@ def _scalar_live(record: HistoryRecord) -> None:
         raise PackedLiveRecord(f"seq {record.event.seq}")
 
 
-def session_journal(max_messages: int | None = None, *, keep_window: bool = True) -> Journal[HistoryRecord]:
+def session_journal(max_messages: int | None = None) -> Journal[HistoryRecord]:
     """A journal over wire ``HistoryRecord`` Structs, as the session adapter uses it (PROTOCOL 3.3): ranges from
     ``record_range``, and a live ``chunks`` append is a protocol violation."""
-    return Journal(record_range, max_messages=max_messages, live_check=_scalar_live, keep_window=keep_window)
+    return Journal(record_range, max_messages=max_messages, live_check=_scalar_live)

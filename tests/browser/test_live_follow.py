@@ -1,7 +1,7 @@
 """Live follow through the real server's SSE stream: a growing session file shows new rows as they are written, a
 reader at the end stays there (and one who scrolled away is offered "Latest"), opening a section keeps it in place,
-"Load older" prepends the server's older page through the journal, and a dropped connection reconnects and resumes
-from a fresh snapshot."""
+"Load older" prepends the server's older page through the journal, and a dropped connection reconnects (sending the
+last event's seq as Last-Event-ID) and resumes from a fresh snapshot."""
 
 from __future__ import annotations
 
@@ -171,12 +171,16 @@ def test_load_older_prepends_the_servers_older_page(live: Viewer) -> None:
 def test_reconnects_after_the_server_drops_the_stream(live: Viewer) -> None:
     page = live.page
     opens = page.evaluate("() => window.transcriptViewer.state.follow.opens")
-    # Replacing the file makes the server close its followers; EventSource reconnects and gets a new snapshot.
+    # Replacing the file makes the server close its followers; the page reconnects and gets a new snapshot.
     full = build(TURNS + MORE + 1)
     path = live.live_path  # type: ignore[attr-defined]
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(jsonl(full.header, records_of(full)))
-    os.replace(tmp, path)
+    with page.expect_request(lambda r: "/follow?" in r.url, timeout=60_000) as asked:
+        os.replace(tmp, path)
+    # Read with fetch as bytes (no EventSource), resuming from the seq of the last event the stream gave.
+    assert asked.value.resource_type == "fetch"
+    assert asked.value.all_headers().get("last-event-id") == str(build(TURNS + MORE).events[-1]["seq"])
     page.wait_for_function(
         "() => document.getElementById('transcript').innerText.includes('Live answer number 37,')", timeout=60_000)
     assert page.locator("[role=alert]").is_hidden()

@@ -116,7 +116,7 @@ def test_a_follower_reconnects_to_a_fresh_snapshot_when_the_file_is_rewritten(se
                 await thread.app.state.registry.lookup("live").update()
             thread.call(update())
             assert not any(x.startswith("data: ") for x in lines)  # cut off: no stale or mixed frame follows
-        with client.stream("GET", "/api/sessions/live/follow") as response:  # the EventSource reconnects
+        with client.stream("GET", "/api/sessions/live/follow") as response:  # the viewer reconnects
             frame = msgspec.json.decode(next(x for x in response.iter_lines() if x.startswith("data: "))[6:])
         assert frame["type"] == "snapshot" and frame["cursor"] == 259 and "error" not in frame
         listed = client.get("/api/sessions").json()["sessions"]

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from assembler.journal import CursorMismatch, DiscontinuousHistory, Journal, PageRequest, PartialOverlap, Replace
+from perf.kept_window import KeptWindow
 
 Entry = tuple[int, int, tuple[int, ...]]
 
@@ -31,7 +32,7 @@ class JournalMachine(RuleBasedStateMachine):
         self._fresh()
 
     def _fresh(self) -> None:
-        self.journal: Journal[Entry] = Journal(_range, max_messages=5)
+        self.journal: KeptWindow[Entry] = KeptWindow(Journal(_range, max_messages=5))
         self.connected = False  # a generation is open and live frames may be sent
         self.ever_opened = False
         self.next_live = 0  # the server's next live seq on the current connection

@@ -30,6 +30,7 @@ from assembler.journal import (
     session_journal,
 )
 from assembler.records import ChunksRecord, EventRecord, SessionEvent, TextChunksEvent, TextRowData
+from perf.kept_window import KeptWindow
 
 R = tuple[int, int]
 
@@ -41,11 +42,11 @@ def only_request(out: list[Output]) -> PageRequest:
     return request
 
 
-def journal() -> Journal[R]:
-    return Journal(lambda e: e, max_messages=10)
+def journal() -> KeptWindow[R]:
+    return KeptWindow(Journal(lambda e: e, max_messages=10))
 
 
-def opened(cursor: int = 9, entries: list[R] | None = None, has_more: bool = True) -> Journal[R]:
+def opened(cursor: int = 9, entries: list[R] | None = None, has_more: bool = True) -> KeptWindow[R]:
     j = journal()
     j.opened(cursor, [(0, 4), (5, 9)] if entries is None else entries, has_more)
     return j
@@ -318,7 +319,7 @@ def test_prepend_before_opening_is_not_open() -> None:
 
 
 def test_session_journal_rejects_packed_live_record() -> None:
-    j = session_journal()
+    j = KeptWindow(session_journal())
     event = SessionEvent(type="turn/start", seq=0, time=0, data={})
     j.opened(0, [EventRecord(event)], False)
     row = ChunksRecord(TextChunksEvent(seq=1, time=0, data=TextRowData(turn=1, step=1, index=0, dt=[0, 0],
@@ -334,3 +335,12 @@ def test_errors_pickle_and_share_the_root() -> None:
         again = pickle.loads(pickle.dumps(exc))
         assert str(again) == str(exc) and isinstance(again, AssemblerError)
     assert issubclass(PartialOverlap, ProtocolViolation)
+
+
+def test_the_journal_keeps_cursors_never_entries() -> None:
+    """The publications are the caller's to apply (the viewer's assembler holds the entries); a client without one
+    keeps them beside the journal (``perf.kept_window``)."""
+    j = session_journal()
+    j.opened(0, [EventRecord(SessionEvent(type="turn/start", seq=0, time=0, data={}))], True)
+    assert j.last_cursor == 0 and j.has_more and j.revision == 1
+    assert not hasattr(j, "window") and not hasattr(j, "repack")

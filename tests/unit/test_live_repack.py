@@ -24,6 +24,7 @@ from assembler.records import (
 )
 from assembler.transcript import assemble
 from definitions import default_definitions
+from perf.kept_window import KeptWindow
 
 
 def block_end(s: Session, turn: int, step: int, index: int) -> int:
@@ -177,15 +178,15 @@ def test_the_assembler_refuses_a_swap_that_does_not_match_its_window() -> None:
     assert asm.entry_count == len(before) - 5 and asm.has_seq(5)
 
 
-def test_a_journal_that_keeps_its_window_is_repacked_too() -> None:
-    """A client without an assembler: the journal's own window gets the rows, stays continuous, still holds exactly
-    the log (expanded), and a gap is still repaired from a page."""
+def test_a_kept_journal_window_is_repacked_too() -> None:
+    """A client without an assembler: the window it keeps beside its journal gets the rows, stays continuous, still
+    holds exactly the log (expanded), and a gap is still repaired from a page."""
     s = step_with_text(10)
     block_end(s, 1, 1, 0)
     s.texts(1, 1, 1, ["p", "q", "r", "s"])
     s.step_end(1, 1)
     s.turn_end(1)
-    journal = session_journal(50)
+    journal = KeptWindow(session_journal(50))
     repacker = LiveRepacker()
     snap = decode_follow_frame(encode(snapshot_value(HEADER, s.events[:2], 50)))
     assert isinstance(snap, SnapshotFrame)

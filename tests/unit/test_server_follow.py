@@ -21,6 +21,7 @@ from assembler.journal import session_journal
 from assembler.records import EventFrame, EventRecord, SnapshotFrame, decode_follow_frame, decode_page, encode
 from assembler.server import create_app
 from assembler.store.jsonl import read_session
+from perf.kept_window import KeptWindow
 from perf.load_follow import HEADER, LogGenerator, ServerThread, append_batch, run_load, window_events
 
 
@@ -140,7 +141,7 @@ def test_one_watcher_shared_by_followers(served: Any) -> None:
 def test_last_event_id_resume_is_accepted_by_the_journal(served: Any) -> None:
     server, path, gen = served
     url = f"{server.base_url}/api/sessions/live/follow"
-    journal = session_journal(5)
+    journal = KeptWindow(session_journal(5))
     with httpx.Client(timeout=10) as client:
         with client.stream("GET", url, params={"maxMessages": 5}) as response:
             stream = frames(response)
