@@ -6,7 +6,7 @@ Rules: ``LiveRepacker`` watches what the journal publishes to the assembler. A `
 a row an earlier page or repack left just before them) are packed by the codec (``chunk_rows.repack_records``: the
 runs, rows and ``MIN_RUN`` of a stored log) and swapped in through the window's ``repack``: the viewer's
 ``ConversationAssembler.repack`` keeps the folded state and publishes nothing (packed = scalar, DESIGN rule 2), so the
-view does not change; a ``Journal`` that keeps its window (a client without an assembler) swaps the entries. A row
+view does not change; any other holder of a window (``Window``) swaps the entries. A row
 covers exactly the seqs it replaces: the window's ranges stay continuous and later pages and repairs join as before.
 A delta nothing closes stays scalar. Pure and sans-I/O.
 """
@@ -31,7 +31,7 @@ ANY: Any = object()
 
 
 class Window(Protocol):
-    """What holds a live window: ``ConversationAssembler`` (the viewer) or a ``Journal`` that keeps its window."""
+    """What holds a live window: ``ConversationAssembler`` (the viewer), or a client without an assembler."""
 
     @property
     def window(self) -> Sequence[Entry]: ...

@@ -53,9 +53,8 @@ class LiveServer:
         return updates
 
     def snapshot(self, cut: int) -> list[dict[str, Any]]:
-        """A (re)connection whose snapshot ends at ``cut - 1``; live events continue from ``cut``."""
-        for v in self.viewers:
-            v.reconnected()
+        """A (re)connection whose snapshot ends at ``cut - 1``; live events continue from ``cut`` (the snapshot frame
+        itself reopens the journal, as in the page)."""
         self.pos = cut
         return self._all("apply_frames", [encode(snapshot_value(HEADER, self.events[:cut], self.max_messages))])
 

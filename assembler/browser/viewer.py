@@ -90,10 +90,6 @@ class Viewer:
         ``request`` to fetch and answer with ``answer_page``."""
         return encode_json(self.window.frames(decode_follow_frame(as_bytes(raw)) for raw in frames))
 
-    def reconnected(self) -> None:
-        """The page opened a new follow connection: the next frame must be its snapshot."""
-        self.window.reconnected()
-
     @guarded
     def request_older(self, max_messages: int = DEFAULT_MAX_MESSAGES, from_seq: int | None = None) -> bytes:
         """"Load older": for a local file, read the older page here and prepend it; otherwise return the page

@@ -248,11 +248,6 @@ class Window:
             update["sessionError"] = session_error
         return update
 
-    def reconnected(self) -> None:
-        """The page opened a new follow connection: the next frame must be its snapshot."""
-        if self.journal.last_cursor is not None and self.journal.failed is None:
-            self.journal.reconnect()
-
     def older(self, max_messages: int, from_seq: int | None) -> dict[str, Any]:
         """"Load older": a local file's older page prepended, or the ``requests`` the page must fetch."""
         try:

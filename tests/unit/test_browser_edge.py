@@ -254,8 +254,7 @@ def test_load_older_rerenders_the_row_that_loses_its_turn_divider() -> None:
 
 def test_every_entry_point_the_worker_calls_is_one_of_the_viewer() -> None:
     """``web/*.mjs`` calls the Python viewer by name (``call("name", ...)``): each such name is a public method of
-    ``Viewer``, and each public method of ``Viewer`` is called by the worker (``reconnected`` by the tests' live
-    page, which reconnects without a snapshot frame)."""
+    ``Viewer``, and each public method of ``Viewer`` is called by the worker (none is kept for tests only)."""
     import re
     from pathlib import Path
 
@@ -263,4 +262,4 @@ def test_every_entry_point_the_worker_calls_is_one_of_the_viewer() -> None:
     called = {m for path in web.glob("*.mjs") for m in re.findall(r'\bcall\("([a-z_]+)"', path.read_text("utf-8"))}
     public = {n for n in dir(Viewer) if not n.startswith("_") and callable(getattr(Viewer, n))}
     assert called and called <= public, sorted(called - public)
-    assert public - called == {"reconnected"}
+    assert public == called, sorted(public - called)
