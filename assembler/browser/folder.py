@@ -25,7 +25,7 @@ import msgspec
 
 from ..errors import SessionFileError
 from ..facts import SessionMeta, entry_value, lineage
-from ..formats import SUFFIXES, Format
+from ..formats import SQLITE_SUFFIXES, SUFFIXES, Format
 from ..interop.claude_layout import (
     HEAD_BYTES,
     SIDECAR,
@@ -116,7 +116,7 @@ class FolderRead:
     def _database(self, data: bytes) -> None:
         from ..store.sqlite import StoreError, read_sqlite  # sqlite3 only when a database is listed
 
-        fd, tmp = tempfile.mkstemp(suffix=".sqlite", prefix="listed-")
+        fd, tmp = tempfile.mkstemp(suffix=SQLITE_SUFFIXES[0], prefix="listed-")
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)

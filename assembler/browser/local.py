@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from ..chunk_rows import MIN_RUN, repack_records
+from ..formats import SQLITE_SUFFIXES
 from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
 from ..store.loader import AnyLoader
 from .updates import elapsed_ms
@@ -94,7 +95,7 @@ class FileLoad:
     def _finish_sqlite(self, data: bytes) -> LoadResult:
         from ..store.sqlite import StoreError, read_sqlite  # sqlite3 is imported only when a database is opened
 
-        fd, path = tempfile.mkstemp(suffix=".sqlite", prefix="session-")
+        fd, path = tempfile.mkstemp(suffix=SQLITE_SUFFIXES[0], prefix="session-")
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)

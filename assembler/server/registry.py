@@ -31,7 +31,7 @@ from typing import Any
 from starlette.exceptions import HTTPException
 
 from ..errors import SessionFileError
-from ..formats import SUFFIXES
+from ..formats import SUFFIXES, strip_suffix
 from ..interop.claude_layout import SIDECAR, SIDECAR_MAX, layout_context, project_of, sidecar_of
 from ..logfile import DEFAULT_MAX_LINE_BYTES
 from ..store.remote import RemoteError, is_remote
@@ -53,8 +53,6 @@ RESCAN_INTERVAL = 1.0
 """Seconds between two rescans of the roots for an unknown id."""
 DEFAULT_CACHE_BYTES = 64 << 20
 """File bytes of parsed sessions kept for pages (``serve --cache MB``)."""
-
-_SUFFIXES = tuple(sorted(SUFFIXES, key=len, reverse=True))  # the table's suffixes, longest first
 
 
 def context_of(path: Path) -> dict[str, Any] | None:
@@ -80,24 +78,14 @@ def session_id_is_safe(session_id: str) -> bool:
     return all(part not in ("", ".", "..") for part in session_id.split("/"))
 
 
-def _strip_suffix(name: str) -> str:
-    """A session's id part: its file name without the session suffix (``a.jsonl.zst`` and ``a.sqlite`` are ``a``)."""
-    for suffix in _SUFFIXES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
-_RANK = (".jsonl", ".jsonl.zst", ".sqlite", ".sqlite3", ".db")
-
-
 def _suffix_rank(name: str) -> int:
-    return next((i for i, suffix in enumerate(_RANK) if name.endswith(suffix)), len(_RANK))
+    """Which of two files sharing a base name keeps the bare id: the one whose suffix comes first in the table."""
+    return next((i for i, suffix in enumerate(SUFFIXES) if name.endswith(suffix)), len(SUFFIXES))
 
 
 def _candidate(name: str) -> bool:
     """A file name a scan looks at: a suffix of the table's, not a sidecar (its content decides the rest)."""
-    return name.endswith(_SUFFIXES) and not name.endswith(SIDECAR)
+    return name.endswith(SUFFIXES) and not name.endswith(SIDECAR)
 
 
 def _session_files(root: Path) -> Iterator[tuple[str, Path]]:
@@ -122,7 +110,7 @@ def _session_files(root: Path) -> Iterator[tuple[str, Path]]:
                     files.append(entry)
             except OSError:
                 continue
-        files.sort(key=lambda e: (_strip_suffix(e.name), _suffix_rank(e.name), e.name))
+        files.sort(key=lambda e: (strip_suffix(e.name), _suffix_rank(e.name), e.name))
         for entry in files:
             rel = f"{rel_folder}{entry.name}"
             try:
@@ -178,7 +166,7 @@ class SessionRegistry:
                 spool = RemoteRoot(root, _candidate)
                 self.remote[spool.path] = spool
             path = spool.path if isinstance(root, str) and is_remote(root) else Path(root).resolve()
-            base = _strip_suffix(path.name) if path.is_file() else path.name or "root"
+            base = strip_suffix(path.name) if path.is_file() else path.name or "root"
             label, k = base, 2
             while label in labels:
                 label, k = f"{base}-{k}", k + 1
@@ -215,7 +203,7 @@ class SessionRegistry:
                     root_of[root] = root
                 continue
             for rel, resolved in self._files(root):
-                sid = _strip_suffix(rel)
+                sid = strip_suffix(rel)
                 if (f"{label}/{sid}" if prefix else sid) in ids:
                     sid = rel  # a.jsonl and a.jsonl.zst side by side: the second keeps its file name
                 ids[f"{label}/{sid}" if prefix else sid] = resolved

@@ -14,23 +14,22 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import SessionFileError
-from ..formats import EMPTY, NEED_MORE, PROBE_BYTES, ZSTD, Format, UnknownFormat, detect, reader_of
+from ..formats import (
+    EMPTY,
+    NEED_MORE,
+    PROBE_BYTES,
+    ZSTD,
+    Format,
+    UnknownFormat,
+    detect,
+    reader_of,
+    session_stem,
+)
 from ..interop.base import LineLoader, SessionLog, SourceError
 from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult, LogLoader
 from .zstd import ZstdDecoder, ZstdStreamError
 
-__all__ = ["AnyLoader", "session_stem", "empty_result"]
-
-
-def session_stem(name: str) -> str:
-    """A file's base name without the suffix the table knows for it (``a.jsonl.zst`` -> ``a``)."""
-    from ..formats import SUFFIXES
-
-    base = name.replace("\\", "/").rsplit("/", 1)[-1]
-    for suffix in sorted(SUFFIXES, key=len, reverse=True):
-        if base.endswith(suffix) and len(base) > len(suffix):
-            return base[: -len(suffix)]
-    return base
+__all__ = ["AnyLoader", "empty_result"]
 
 
 def empty_result(name: str) -> LoadResult:
