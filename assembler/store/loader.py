@@ -222,6 +222,42 @@ class AnyLoader:
                 return log.result
         return None
 
+    def packing(self, on: bool) -> None:
+        """Whether runs of delta lines of our own logs come as rows from now on (``pack_deltas``): off while a
+        reader hands each line on as it came (live follow)."""
+        self.pack_deltas = on
+        if type(self._inner) is LogLoader:
+            self._inner.parser.pack_deltas = on
+
+    def session(self, key: str | None) -> LoadResult:
+        """The session named ``key`` as read so far (None: ``result``), for a reader that serves every session of
+        the file from one loader: a session a line format's reader routed out (an inline sidechain; an empty one
+        until its first record), or one of a document or zip format's once finished; a key the finished file does
+        not hold is a result whose error says so."""
+        if key is None or key == self.key:
+            return self.result
+        if self.sessions is not None:
+            found = next((s.result for s in self.sessions if s.key == key), None)
+            if found is not None:
+                return found
+        elif type(self._inner) is LineLoader:
+            child = self._child(key)
+            if child is not None:
+                child.error = self._inner.result.error
+                return child
+            if not self._done:
+                pending = LoadResult({"type": "session", "version": 0, "id": key}, [])
+                pending.error = self._inner.result.error
+                return pending
+        elif not self._done:
+            return LoadResult()
+        missing = LoadResult()
+        holds = ", ".join(s.key for s in (self.sessions or [])[:20]) or "none"
+        where = f"this {self.format.label} (it holds: {holds})" if self.format is not None and \
+            self.format.container != "lines" else "this file"
+        missing.error = SessionFileError(f"no session {key!r} in {where}")
+        return missing
+
     def children(self) -> list[SessionLog]:
         """The sessions a line format's reader routed out of the file besides its main log (inline sidechains)."""
         inner = self._inner
