@@ -72,13 +72,6 @@ class _Share:
         self.seen = 0
 
 
-def _appends(loader: AnyLoader) -> bool:
-    """The file is read on from where it stopped when it grows (a plain line format); otherwise it is read again
-    whole when it changes (compressed, SQLite, a document or zip format, or a format not known yet)."""
-    fmt = loader.format
-    return fmt is not None and fmt.container == "lines" and not loader.compressed
-
-
 class ServedFile:
     """One served file (one session, or several), read once for the list and the open sessions alike."""
 
@@ -148,7 +141,7 @@ class ServedFile:
     @property
     def appends(self) -> bool:
         """New records can arrive by appending (a plain line format; a file of no format known yet may become one)."""
-        return _appends(self._loader) or self._loader.format is None
+        return self._loader.live or self._loader.format is None
 
     @property
     def bytes_read(self) -> int:
@@ -212,10 +205,10 @@ class ServedFile:
         st = os.fstat(fd)
         change = compare(self._identity, fd, st)
         if change == "unchanged":
-            if _appends(self._loader):
+            if self._loader.live:
                 self._close_idle_tail(st.st_mtime)
             return
-        if self._identity is not None and (change == "rewritten" or not _appends(self._loader)):
+        if self._identity is not None and (change == "rewritten" or not self._loader.live):
             self._reset()
         self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
         loader = self._loader
@@ -241,7 +234,7 @@ class ServedFile:
             self._database = read_served_database(self.path, self.root, stream, max_line_bytes=self.max_line_bytes)
             self.main.take(self._database)
             self._share()
-        elif not _appends(loader):
+        elif not loader.live:
             self._finish()
         else:
             self._close_idle_tail(st.st_mtime)
@@ -267,7 +260,7 @@ class ServedFile:
             return False
         if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != (old.dev, old.ino, old.size, old.mtime_ns):
             return False
-        return self._tail_closed or not _appends(self._loader) or time.time() - st.st_mtime < TAIL_IDLE_S
+        return self._tail_closed or not self._loader.live or time.time() - st.st_mtime < TAIL_IDLE_S
 
     def _close_idle_tail(self, mtime_s: float) -> None:
         """A line-format file not written for ``TAIL_IDLE_S``: its newest response is complete, once per idle
