@@ -177,6 +177,7 @@ class ServedFile:
         """``opened`` is closed: its records are no longer kept here."""
         with self.lock:
             self._opened.pop(opened, None)
+            self._forget()
 
     def fail(self, error: SessionFileError) -> None:
         """A failure no reader rule foresaw: the file's (and each open session's) fault."""
@@ -234,6 +235,7 @@ class ServedFile:
             self._database = read_served_database(self.path, self.root, stream, max_line_bytes=self.max_line_bytes)
             self.main.take(self._database)
             self._share()
+            self._forget()
         elif not loader.live:
             self._finish()
         else:
@@ -281,8 +283,17 @@ class ServedFile:
         main.header, main.error, main.event_count = result.header, result.error, result.event_count
         main.note(result.records[self._noted:])
         self._noted = len(result.records)
-        if not any(opened.key is None for opened in self._opened) and result.records:
-            loader.drop_records()
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drop the main session's records, counted already, unless it is open (the list keeps no records)."""
+        if any(opened.key is None for opened in self._opened):
+            return
+        if self._database is not None:
+            self._database, self._dropped = None, True
+        result = self._loader.result
+        if result.records:
+            self._loader.drop_records()
             self._dropped, self._noted = True, 0
             for share in self._opened.values():
                 if share.result is result:
