@@ -168,8 +168,7 @@ class ServedFile:
         with self.lock:
             self._opened[opened] = _Share()
             if self._identity is not None and self._dropped and opened.key is None:
-                self._identity = None  # read again: the list kept counts, not records
-                self._reset()
+                self._reset()  # read again from the start: the list kept counts, not records
             else:
                 self._share()
 
