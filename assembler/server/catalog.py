@@ -51,6 +51,7 @@ class Opened(Protocol):
     """An open session of a served file (``source.SessionSource``): what it is told as the file is read."""
 
     key: str | None
+    closed: bool  # no longer served: forgotten at the file's next look
 
     def following(self) -> bool:
         """Someone follows it now (its file is then read line by line)."""
@@ -164,7 +165,7 @@ class ServedFile:
 
     def attach(self, opened: Opened) -> None:
         """Give ``opened`` every record of its session from now on (the file is read again from its start when the
-        list has dropped them)."""
+        list has dropped them). Blocking: it waits for a read under way."""
         with self.lock:
             self._opened[opened] = _Share()
             if self._identity is not None and self._dropped and opened.key is None:
@@ -172,10 +173,12 @@ class ServedFile:
             else:
                 self._share()
 
-    def detach(self, opened: Opened) -> None:
-        """``opened`` is closed: its records are no longer kept here."""
-        with self.lock:
-            self._opened.pop(opened, None)
+    def _prune(self) -> None:
+        """Forget the open sessions closed since the last look (closing one never waits for a read)."""
+        closed = [opened for opened in self._opened if opened.closed]
+        for opened in closed:
+            del self._opened[opened]
+        if closed:
             self._forget()
 
     def fail(self, error: SessionFileError) -> None:
@@ -195,6 +198,7 @@ class ServedFile:
             OSError: it cannot be read.
         """
         with self.lock:
+            self._prune()
             if quick and self._unchanged():
                 return
             with open_in_root(self.path, self.root) as stream:

@@ -87,7 +87,8 @@ def event_frames(events: Iterable[dict[str, Any]]) -> bytes:
 
 class SessionSource:
     """One session of a served file (``key``: one of a file holding several) as opened for pages and followers:
-    header, message index, the first fault, taken from the file's reader as it reads (``ServedFile.attach``).
+    header, message index, the first fault, taken from the file's reader as it reads (``ServedFile.attach``, at the
+    first ``refresh_sync``, in a worker thread: the event loop never waits for the file's lock).
 
     ``update`` has the file read what is new and fans the new records out to the followers in ``subscribers`` as
     scalar event frames; a file read again from its start closes them instead. Async state changes under ``lock``.
@@ -108,7 +109,8 @@ class SessionSource:
         self.error: AssemblerError | None = None
         self._new: list[StorageRecord] = []  # read for followers, not sent yet (under the file's lock)
         self._cut = False  # the file was read again from its start: followers are cut off at the next update
-        file.attach(self)
+        self._attached = False  # the file's reader gives this session its records (from the first read on)
+        self.closed = False
 
     @property
     def followable(self) -> bool:
@@ -140,6 +142,9 @@ class SessionSource:
 
     def refresh_sync(self) -> tuple[list[StorageRecord], bool]:
         """Have the file read what is new; ``(records for followers, cut)`` (blocking)."""
+        if not self._attached:
+            self.file.attach(self)
+            self._attached = True
         try:
             self.file.refresh_sync(quick=False)
         except OSError:
@@ -153,8 +158,9 @@ class SessionSource:
         return new, cut
 
     def close(self) -> None:
-        """The source is no longer served (evicted, or its file is read by another reader now)."""
-        self.file.detach(self)
+        """The source is no longer served (evicted, or its file is read by another reader now): the file forgets it
+        at its next look, without this waiting for a read under way."""
+        self.closed = True
         for follower in list(self.subscribers):
             follower.close()
         self.subscribers.clear()

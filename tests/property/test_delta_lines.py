@@ -176,7 +176,7 @@ def test_a_served_session_pages_the_same_from_jsonl_and_jsonl_zst(tmp_path: Any)
     pages = []
     for name in ("a.jsonl", "b.jsonl.zst"):
         source = SessionSource(ServedFile(tmp_path / name, tmp_path))
-        source.file.refresh_sync()
+        source.refresh_sync()
         assert source.error is None and any(type(r) is not dict for r in source.index.records)
         pages.append(encode(source.index.session_page(None, None, None)))
     assert pages[0] == pages[1]
