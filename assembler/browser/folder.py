@@ -11,13 +11,11 @@ file's reader gets the uuids of the older files as ``seenUuids``, so a record co
 raw as a duplicate, in the list as in the opened transcript (``context``). Records are counted as they arrive and
 dropped (``facts.SessionMeta``); the first fault stops a file's read. A file of no known format is listed as damaged
 with its error; a ``.json`` that is no session log, and a sidecar, are left out. Pure apart from the clock (an
-entry's status) and SQLite's private temporary file.
+entry's status).
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from typing import Any
 
@@ -25,7 +23,7 @@ import msgspec
 
 from ..errors import SessionFileError
 from ..facts import SessionMeta, entry_value, lineage
-from ..formats import SQLITE_SUFFIXES, SUFFIXES, Format
+from ..formats import SUFFIXES, Format
 from ..interop.claude_layout import (
     HEAD_BYTES,
     SIDECAR,
@@ -114,17 +112,12 @@ class FolderRead:
         return entries
 
     def _database(self, data: bytes) -> None:
-        from ..store.sqlite import StoreError, read_sqlite  # sqlite3 only when a database is listed
+        from ..store.sqlite import StoreError, read_sqlite_image  # sqlite3 only when a database is listed
 
-        fd, tmp = tempfile.mkstemp(suffix=SQLITE_SUFFIXES[0], prefix="listed-")
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            self.main.take(read_sqlite(tmp))
-        except (StoreError, OSError) as exc:
-            self.main.error = SessionFileError(str(exc).replace(tmp, self.path))
-        finally:
-            os.unlink(tmp)
+            self.main.take(read_sqlite_image(self.path, bytearray(data)))
+        except StoreError as exc:
+            self.main.error = SessionFileError(str(exc))
 
     def entries(self) -> list[dict[str, Any]]:
         fmt = self.loader.format
