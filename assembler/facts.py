@@ -176,6 +176,13 @@ class SessionMeta:
         self.header, self.error, self.event_count = result.header, result.error, result.event_count
         self.note(result.records)
 
+    @classmethod
+    def of_log(cls, log: Any) -> SessionMeta:
+        """A session a reader gave whole (``interop.base.SessionLog``: key, label, result)."""
+        meta = cls(log.key, log.label)
+        meta.take(log.result)
+        return meta
+
 
 def lineage(header: Any, subagent_label: str | None) -> dict[str, Any]:
     """What links a parent session and its subagents in a list: the header's ``id`` (``sessionId``) and

@@ -85,19 +85,12 @@ class FolderRead:
         elif loader.result.error is None:
             result = loader.finish()
             if loader.sessions and (loader.format is None or loader.format.container != "lines"):
-                self.sessions = []
-                for log in loader.sessions:
-                    meta = SessionMeta(log.key, log.label)
-                    meta.take(log.result)
-                    self.sessions.append(meta)
+                self.sessions = [SessionMeta.of_log(log) for log in loader.sessions]
             else:
                 self.main.header, self.main.error, self.main.event_count = (result.header, result.error,
                                                                             result.event_count)
                 self.main.note(result.records)
-                for log in loader.children():  # inline sidechains: sessions of their own
-                    meta = SessionMeta(log.key, log.label)
-                    meta.take(log.result)
-                    self.sessions.append(meta)
+                self.sessions += map(SessionMeta.of_log, loader.children())  # inline sidechains: sessions of their own
         else:
             self.main.error = loader.result.error
         reader = loader.reader

@@ -315,11 +315,7 @@ class ServedFile:
     def _children(self) -> None:
         """The sessions a line format's reader routed out of the file (Claude Code's inline sidechains): each
         listed with its own facts (their records are kept by the reader; the main log's are dropped)."""
-        self.sessions = [self.main]
-        for log in self._loader.children():
-            meta = SessionMeta(log.key, log.label)
-            meta.take(log.result)
-            self.sessions.append(meta)
+        self.sessions = [self.main, *map(SessionMeta.of_log, self._loader.children())]
 
     def _finish(self) -> None:
         """A file read whole: every session it holds."""
@@ -331,11 +327,7 @@ class ServedFile:
             return
         self._share()
         if loader.sessions:
-            self.sessions = []
-            for log in loader.sessions:
-                meta = SessionMeta(log.key, log.label)
-                meta.take(log.result)
-                self.sessions.append(meta)
+            self.sessions = [SessionMeta.of_log(log) for log in loader.sessions]
             self.main = self.sessions[0]
         else:
             self.main.take(loader.result)
