@@ -14,7 +14,7 @@ Pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .errors import AssemblerError, SessionFileError
@@ -163,9 +163,9 @@ class SessionMeta:
     def problem(self) -> str | None:
         return describe_problem(self.error, self.header)
 
-    def note(self, records: Iterable[Any]) -> None:
+    def note(self, records: Sequence[Any]) -> None:
+        self.facts.absorb(records)
         for record in records:
-            self.facts.absorb((record,))
             if type(record) is dict and record.get("type") == "subagent/descriptor":
                 data = record.get("data")
                 if type(data) is dict and type(data.get("label")) is str:
