@@ -10,8 +10,9 @@ appending (ours, Claude Code, Codex, Gemini JSONL) that grew is read on from whe
 partial line); one rewritten in place (``identity``) is read again from the start, and its open sessions start over
 (their followers are cut off); a compressed file, a SQLite database or a whole-document format (Inspect, SWE-agent,
 OpenHands, ...) is read again whole when it changes. A file holding several sessions (an Inspect log) has one
-``SessionMeta`` per session. While one of its sessions is followed, a line format is read line by line (no runs of
-deltas packed into rows): a live block reaches the followers as the file holds it. A listing of a quiet folder costs
+``SessionMeta`` per session. While one of its sessions is followed, a row our own log's run of delta lines is read
+into keeps those lines (``AnyLoader.keep_runs``): a live block reaches the followers as the file holds it, the
+history keeps the row. A listing of a quiet folder costs
 an ``lstat`` per file (``_unchanged``). Blocking: call ``refresh_sync`` in a worker thread; the file's ``lock`` is
 held for every read and every use of an open session's index. The ``Catalog`` holds one ``ServedFile`` per path and
 forgets paths no longer scanned.
@@ -56,8 +57,9 @@ class Opened(Protocol):
     def following(self) -> bool:
         """Someone follows it now (its file is then read line by line)."""
 
-    def take(self, result: LoadResult, records: list[StorageRecord]) -> None:
-        """``records`` (new, in order) of the session ``result`` reads; header and fault are ``result``'s."""
+    def take(self, result: LoadResult, records: list[StorageRecord], lines: list[bytes | None] | None) -> None:
+        """``records`` (new, in order) of the session ``result`` reads; header and fault are ``result``'s.
+        ``lines``: beside each record, the lines a row was read from when they were kept (``keep_runs``)."""
 
     def restart(self, cut: bool) -> None:
         """The file is read again from its start; ``cut``: it had been read (its followers must reconnect)."""
@@ -216,7 +218,7 @@ class ServedFile:
             self._reset()
         self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
         loader = self._loader
-        loader.packing(not any(opened.following() for opened in self._opened))
+        loader.keep_runs(any(opened.following() for opened in self._opened))
         offset = self._identity.offset if self._identity is not None else 0
 
         def read() -> bytes:
@@ -303,14 +305,18 @@ class ServedFile:
                     share.seen = 0
 
     def _share(self) -> None:
+        kept = self._loader.lines_read()
         for opened, share in self._opened.items():
             key = opened.key
             result = self._database if self._database is not None and key is None else self._loader.session(key)
             if result is not share.result:
                 share.result, share.seen = result, 0
-            new = result.records[share.seen:]
+            start = share.seen
+            new = result.records[start:]
             share.seen = len(result.records)
-            opened.take(result, new)
+            lines = [kept.get(i) for i in range(start, share.seen)] if kept and result is self._loader.result \
+                else None
+            opened.take(result, new, lines)
 
     def _children(self) -> None:
         """The sessions a line format's reader routed out of the file (Claude Code's inline sidechains): each

@@ -3,13 +3,13 @@ file's one reader, ``catalog.ServedFile``) and the ``Follower`` outboxes its pol
 follows it.
 
 Rules: a growing line-format file is polled and only its new bytes are read, by the file's reader (which the session
-list reads through too: each byte is read once for both). While a session is followed its file is read line by line,
-so each appended line reaches followers as it was read: an event as one ``event`` frame, a row the file holds as its
-member events, one frame each (the page's worker repacks closed blocks). A compressed file, a SQLite session or a
-document format is read again whole when it changes and never followed live. A file rewritten in place is read
-again from the start and its followers are cut off (they reconnect to a fresh snapshot); stale records and a stale
-fault are never kept. The index is used under the file's ``lock`` (the list may read the file in another thread);
-the async side changes under the source's ``lock``.
+list reads through too: each byte is read once for both). Each appended event reaches followers as one ``event``
+frame: the lines of a run of deltas as the file holds them (the index keeps the row they were read into), any other
+event as decoded once, a row the file holds as its member events (the page's worker repacks closed blocks). A
+compressed file, a SQLite session or a document format is read again whole when it changes and never followed live.
+A file rewritten in place is read again from the start and its followers are cut off (they reconnect to a fresh
+snapshot); stale records and a stale fault are never kept. The index is used under the file's ``lock`` (the list may
+read the file in another thread); the async side changes under the source's ``lock``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from starlette.concurrency import run_in_threadpool
 
@@ -32,7 +32,7 @@ __all__ = [
     "NOT_FOLLOWED",
     "Follower",
     "SessionSource",
-    "event_frames",
+    "live_frames",
 ]
 
 log = logging.getLogger("assembler.server")  # one logger for the whole server package
@@ -80,9 +80,19 @@ NOT_FOLLOWED = {"error": "not-followed", "line": None, "seq": None, "following":
 """The follow stream's ``event: error`` for a snapshot source: it cannot be followed."""
 
 
-def event_frames(events: Iterable[dict[str, Any]]) -> bytes:
-    """SSE frames for live events: ``id:`` is the seq (a reconnecting EventSource sends it as Last-Event-ID)."""
-    return b"".join(b"id: %d\ndata: %s\n\n" % (e["seq"], encode({"type": "event", "event": e})) for e in events)
+def live_frames(new: Iterable[tuple[StorageRecord, bytes | None]]) -> bytes:
+    """SSE frames for live records, one per event: ``id:`` is the seq (a reconnecting client sends it as
+    Last-Event-ID). A row with the lines it was read from sends those lines as they are."""
+    out: list[bytes] = []
+    for record, lines in new:
+        if lines is not None:
+            first = cast(Any, record).seq
+            for i, line in enumerate(lines.rstrip().split(b"\n")):
+                out.append(b'id: %d\ndata: {"type":"event","event":%s}\n\n' % (first + i, line.rstrip()))
+            continue
+        for event in expand_records((record,)):
+            out.append(b"id: %d\ndata: %s\n\n" % (event["seq"], encode({"type": "event", "event": event})))
+    return b"".join(out)
 
 
 class SessionSource:
@@ -107,7 +117,7 @@ class SessionSource:
         self.index = MessageIndex()
         self.header: dict[str, Any] | None = None
         self.error: AssemblerError | None = None
-        self._new: list[StorageRecord] = []  # read for followers, not sent yet (under the file's lock)
+        self._new: list[tuple[StorageRecord, bytes | None]] = []  # for followers, not sent yet (file's lock)
         self._cut = False  # the file was read again from its start: followers are cut off at the next update
         self._attached = False  # the file's reader gives this session its records (from the first read on)
         self.closed = False
@@ -122,12 +132,12 @@ class SessionSource:
     def following(self) -> bool:
         return bool(self.subscribers)
 
-    def take(self, result: LoadResult, records: list[StorageRecord]) -> None:
+    def take(self, result: LoadResult, records: list[StorageRecord], lines: list[bytes | None] | None) -> None:
         self.header, self.error = result.header, result.error
         if records:
             self.index.extend(records)
             if self.subscribers:
-                self._new += records
+                self._new += zip(records, lines or [None] * len(records), strict=True)
 
     def restart(self, cut: bool) -> None:
         self.index = MessageIndex()
@@ -140,7 +150,7 @@ class SessionSource:
         with self.file.lock:
             return use(self.index)
 
-    def refresh_sync(self) -> tuple[list[StorageRecord], bool]:
+    def refresh_sync(self) -> tuple[list[tuple[StorageRecord, bytes | None]], bool]:
         """Have the file read what is new; ``(records for followers, cut)`` (blocking)."""
         if not self._attached:
             self.file.attach(self)
@@ -188,7 +198,7 @@ class SessionSource:
             self.subscribers.clear()
             return
         if new and self.subscribers:
-            chunk = await run_in_threadpool(event_frames, expand_records(new))
+            chunk = await run_in_threadpool(live_frames, new)
             for follower in self.subscribers:
                 follower.push(chunk)
         fault = self.fault() if self.error is not None and not had_error else None

@@ -197,6 +197,8 @@ class AnyLoader:
             self._inner.reader.out.drop()
         else:
             self.result.records.clear()
+            if type(self._inner) is LogLoader:
+                self._inner.lines_read.clear()
 
     def _keyed(self, added: int) -> int:
         """After the line loader took bytes: ``result`` is the main log's, or, with ``key``, the child session's a
@@ -222,12 +224,19 @@ class AnyLoader:
                 return log.result
         return None
 
-    def packing(self, on: bool) -> None:
-        """Whether runs of delta lines of our own logs come as rows from now on (``pack_deltas``): off while a
-        reader hands each line on as it came (live follow)."""
-        self.pack_deltas = on
+    def keep_runs(self, on: bool) -> None:
+        """Whether a row our own log's runs of delta lines are read into keeps the lines it was read from
+        (``logfile.LogParser.keep_runs``), for a reader that hands them on as read (live follow)."""
         if type(self._inner) is LogLoader:
-            self._inner.parser.pack_deltas = on
+            self._inner.parser.keep_runs = on
+
+    def lines_read(self) -> dict[int, bytes]:
+        """The lines kept (``keep_runs``) of the rows read since the last call, by index in ``result.records``;
+        forgotten here."""
+        if type(self._inner) is not LogLoader or not self._inner.lines_read:
+            return {}
+        kept, self._inner.lines_read = self._inner.lines_read, {}
+        return kept
 
     def session(self, key: str | None) -> LoadResult:
         """The session named ``key`` as read so far (None: ``result``), for a reader that serves every session of

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,13 +57,27 @@ def test_a_session_listed_and_opened_is_read_once(tmp_path: Path, monkeypatch: p
     assert served is not None and served.event_count == events
 
 
-def test_a_followed_files_delta_lines_reach_followers_as_read(tmp_path: Path) -> None:
+def test_a_followed_files_delta_lines_reach_followers_as_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """The lines of a run of deltas go on the wire as the file holds them (no row expanded back into events on the
+    server); the index keeps the row they were read into; other events are framed as decoded."""
+    import assembler.server.source as source_module
+
     lines = unpacked_log(2, 200).splitlines(keepends=True)
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"".join(lines[:20]))
     registry = SessionRegistry([tmp_path])
+    expanded: list[object] = []
+    real = source_module.expand_records
 
-    async def follow() -> tuple[list[object], bytes, int]:
+    def spy(records: Any) -> Any:
+        records = list(records)
+        expanded.extend(r for r in records if type(r) is not dict)
+        return real(records)
+
+    monkeypatch.setattr(source_module, "expand_records", spy)
+
+    async def follow() -> tuple[list[object], bytes]:
         source = await registry.find("s")
         follower = Follower()
         await source.subscribe(follower, 50)
@@ -73,9 +88,47 @@ def test_a_followed_files_delta_lines_reach_followers_as_read(tmp_path: Path) ->
         new = source.index.records[before:]
         wire = follower.take()
         source.unsubscribe(follower)
-        return new, wire, source.index.event_count
+        return new, wire
 
-    new, wire, events = asyncio.run(follow())
-    assert len(new) == len(lines) - 20 and all(type(r) is dict for r in new)  # one record a line, no row made
-    frames = [decode_follow_frame(part[part.index(b"data: ") + 6:]) for part in wire.split(b"\n\n") if part]
-    assert [f.event.seq for f in frames] == list(range(events - len(new), events))  # type: ignore[attr-defined]
+    new, wire = asyncio.run(follow())
+    assert any(type(r) is not dict for r in new)  # the history holds rows
+    assert expanded == []  # no row was expanded for the wire
+    frames = [part for part in wire.split(b"\n\n") if part]
+    assert len(frames) == len(lines) - 20
+    for frame, line in zip(frames, lines[20:], strict=True):
+        data = frame[frame.index(b"data: ") + 6:]
+        event = decode_follow_frame(data).event  # type: ignore[attr-defined]
+        assert frame.startswith(b"id: %d\n" % event.seq)
+        if b'"-delta"' in line or b'-delta"' in line:
+            assert data == b'{"type":"event","event":' + line.rstrip() + b"}"  # the line as the file holds it
+
+
+def test_a_run_missing_a_seq_is_sent_as_its_events(tmp_path: Path) -> None:
+    """A delta line that leaves its seq to be rebuilt is not sent as written (a client needs the seq)."""
+    import msgspec
+
+    lines = unpacked_log(2, 200).splitlines(keepends=True)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(lines[:20]))
+    registry = SessionRegistry([tmp_path])
+    bare = []
+    for line in lines[20:]:
+        value = msgspec.json.decode(line)
+        if value["type"] == "assistant/chunk":
+            del value["seq"]
+        bare.append(msgspec.json.encode(value) + b"\n")
+
+    async def follow() -> bytes:
+        source = await registry.find("s")
+        follower = Follower()
+        await source.subscribe(follower, 50)
+        with open(path, "ab") as f:
+            f.write(b"".join(bare))
+        await source.update()
+        wire = follower.take()
+        source.unsubscribe(follower)
+        return wire
+
+    frames = [part for part in asyncio.run(follow()).split(b"\n\n") if part]
+    seqs = [decode_follow_frame(f[f.index(b"data: ") + 6:]).event.seq for f in frames]  # type: ignore[attr-defined]
+    assert seqs == list(range(20 - 1, len(lines) - 1))
