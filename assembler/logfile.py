@@ -240,8 +240,9 @@ class LogParser:
                     if self.keep_runs and type(taken) is Record:
                         span = bytes(buf[pos:self._pos])
                         # Each line names its seq and time (a key cannot occur unescaped inside a string, and a
-                        # delta line has no nested key of those names): the lines are the events as they are.
-                        if span.count(b'"seq":') == lines and span.count(b'"time":') == lines:
+                        # delta line has no nested key of those names) and holds no carriage return (an event
+                        # stream's line end): the lines are the events as they are.
+                        if span.count(b'"seq":') == lines and span.count(b'"time":') == lines and b"\r" not in span:
                             taken.lines_read = span
                     return taken
             end = buf.find(b"\n", max(pos, self._scan))  # the carried part of a long line is searched once

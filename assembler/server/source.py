@@ -87,8 +87,8 @@ def live_frames(new: Iterable[tuple[StorageRecord, bytes | None]]) -> bytes:
     for record, lines in new:
         if lines is not None:
             first = cast(Any, record).seq
-            for i, line in enumerate(lines.rstrip().split(b"\n")):
-                out.append(b'id: %d\ndata: {"type":"event","event":%s}\n\n' % (first + i, line.rstrip()))
+            for i, line in enumerate(lines.rstrip(b"\n").split(b"\n")):
+                out.append(b'id: %d\ndata: {"type":"event","event":%s}\n\n' % (first + i, line))
             continue
         for event in expand_records((record,)):
             out.append(b"id: %d\ndata: %s\n\n" % (event["seq"], encode({"type": "event", "event": event})))

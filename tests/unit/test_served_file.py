@@ -132,3 +132,28 @@ def test_a_run_missing_a_seq_is_sent_as_its_events(tmp_path: Path) -> None:
     frames = [part for part in asyncio.run(follow()).split(b"\n\n") if part]
     seqs = [decode_follow_frame(f[f.index(b"data: ") + 6:]).event.seq for f in frames]  # type: ignore[attr-defined]
     assert seqs == list(range(20 - 1, len(lines) - 1))
+
+
+def test_crlf_delta_lines_are_sent_without_a_carriage_return(tmp_path: Path) -> None:
+    """A carriage return ends a line of an event stream: lines that hold one go out re-encoded."""
+    lines = [line.rstrip(b"\n") + b"\r\n" for line in unpacked_log(2, 200).splitlines(keepends=True)]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(lines[:20]))
+    registry = SessionRegistry([tmp_path])
+
+    async def follow() -> bytes:
+        source = await registry.find("s")
+        follower = Follower()
+        await source.subscribe(follower, 50)
+        with open(path, "ab") as f:
+            f.write(b"".join(lines[20:]))
+        await source.update()
+        wire = follower.take()
+        source.unsubscribe(follower)
+        return wire
+
+    wire = asyncio.run(follow())
+    assert b"\r" not in wire
+    frames = [part for part in wire.split(b"\n\n") if part]
+    seqs = [decode_follow_frame(f[f.index(b"data: ") + 6:]).event.seq for f in frames]  # type: ignore[attr-defined]
+    assert seqs == list(range(20 - 1, len(lines) - 1))
