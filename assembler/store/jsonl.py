@@ -177,6 +177,15 @@ class SessionStream:
             self._raw.close()
             raise
 
+    @classmethod
+    def held(cls, result: LoadResult, path: str = "") -> SessionStream:
+        """A session already read whole (SQLite, another harness's log, an object in storage), passed over the same
+        way: its records in order, then ``result`` as it is."""
+        stream = cls.__new__(cls)
+        stream.path, stream.result, stream.record_count = path, result, len(result.records)
+        stream._first, stream._gen = result.records, iter(())
+        return stream
+
     @property
     def header(self) -> dict[str, Any] | None:
         return self.result.header
