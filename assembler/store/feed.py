@@ -14,10 +14,14 @@ from typing import Any
 
 from .zstd import ZstdDecoder, ZstdStreamError
 
-__all__ = ["Piece", "pieces", "feed_all"]
+__all__ = ["Piece", "PIECE", "ZSTD_PIECE", "pieces", "feed_all"]
 
 Piece = bytes | bytearray | memoryview
 """Bytes as a reader is fed them."""
+PIECE = 256 << 10
+"""Bytes per read from a local file: bounded, so a file is never held whole (longer lines still work)."""
+ZSTD_PIECE = 64 << 10
+"""Compressed bytes per read: bounds one decode's output (a log compressing 80x gives 5 MB)."""
 
 
 def pieces(read: Callable[[], Piece], *, more: Callable[[], bool] | None = None,

@@ -24,14 +24,9 @@ from ..logfile import (
 )
 from ..records import StorageRecord, encode
 from . import zstd
-from .feed import feed_all, pieces
+from .feed import PIECE, ZSTD_PIECE, feed_all, pieces
 
 __all__ = ["read_session", "read_stream", "SessionStream", "write_session", "write_jsonl", "SessionWriter"]
-
-_BUFFER = 256 << 10
-"""Bytes per read from the file: bounded, so a file is never held whole (lines longer than this still work)."""
-_ZST_BUFFER = 64 << 10
-"""Compressed bytes per read: bounds one decode's output (a log compressing 80x gives 5 MB)."""
 
 ProgressFn = Callable[[int, int], None]
 """``progress(bytes_read, total_bytes)``; ``total_bytes`` is the on-disk size (compressed for ``.zst``)."""
@@ -80,7 +75,7 @@ def _reader(raw: IO[bytes], compressed: bool) -> tuple[Callable[[], memoryview],
     """Reads of ``raw`` into one reused buffer (the parser copies what it keeps), and the decoder of a zstd
     stream: a compressed read is smaller, bounding what one decode gives."""
     decoder = zstd.ZstdDecoder(lines=True) if compressed else None
-    buffer = bytearray(_BUFFER if decoder is None else _ZST_BUFFER)
+    buffer = bytearray(PIECE if decoder is None else ZSTD_PIECE)
     view = memoryview(buffer)
     readinto = cast(Any, raw).readinto  # every binary stream has it; ``IO[bytes]`` does not say so
 

@@ -22,15 +22,13 @@ from ..interop.base import SessionLog
 from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
 from . import remote, zstd
 from .atomic import atomic_output
-from .feed import feed_all
+from .feed import PIECE, feed_all
 from .jsonl import write_jsonl
 from .loader import AnyLoader
 from .sqlite import is_sqlite_path, read_sqlite, write_sqlite
 
 __all__ = ["load_any", "file_size", "load_sessions", "save_any", "output_stream", "session_format", "sniff",
            "is_sqlite_path"]
-
-_READ = 256 << 10
 
 
 def session_format(path: str | os.PathLike[str]) -> str:
@@ -58,7 +56,7 @@ def _read(path: str | os.PathLike[str], loader: AnyLoader, progress: Callable[[i
         return
     with open(os.fspath(path), "rb", buffering=0) as raw:
         total = os.fstat(raw.fileno()).st_size
-        feed_all(lambda: raw.read(_READ), loader.feed, more=more,
+        feed_all(lambda: raw.read(PIECE), loader.feed, more=more,
                  progress=None if progress is None else lambda done: progress(done, total))
         if progress is not None and more():  # read to its end
             progress(total, total)
