@@ -14,7 +14,7 @@ Pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .errors import AssemblerError, SessionFileError
@@ -163,9 +163,9 @@ class SessionMeta:
     def problem(self) -> str | None:
         return describe_problem(self.error, self.header)
 
-    def note(self, records: Iterable[Any]) -> None:
+    def note(self, records: Sequence[Any]) -> None:
+        self.facts.absorb(records)
         for record in records:
-            self.facts.absorb((record,))
             if type(record) is dict and record.get("type") == "subagent/descriptor":
                 data = record.get("data")
                 if type(data) is dict and type(data.get("label")) is str:
@@ -175,6 +175,13 @@ class SessionMeta:
         """A session read whole: its header, count, fault and facts."""
         self.header, self.error, self.event_count = result.header, result.error, result.event_count
         self.note(result.records)
+
+    @classmethod
+    def of_log(cls, log: Any) -> SessionMeta:
+        """A session a reader gave whole (``interop.base.SessionLog``: key, label, result)."""
+        meta = cls(log.key, log.label)
+        meta.take(log.result)
+        return meta
 
 
 def lineage(header: Any, subagent_label: str | None) -> dict[str, Any]:

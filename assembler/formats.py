@@ -24,6 +24,10 @@ __all__ = [
     "Format",
     "FORMATS",
     "SUFFIXES",
+    "ACCEPT",
+    "SQLITE_SUFFIXES",
+    "strip_suffix",
+    "session_stem",
     "EMPTY",
     "ZSTD",
     "NEED_MORE",
@@ -96,6 +100,25 @@ EMPTY: Final = Format("empty", "empty file", "", (), "lines", "append", True, ""
 """A file with no bytes (or only whitespace): an empty session of no known format (FORMATS §1.1)."""
 ZSTD: Final = Format("zstd", "zstd-compressed", "", (".zst",), "lines", "whole", False, "")
 """zstd magic: the edge decompresses the head and detects again (``store.zstd``); the log inside is ours."""
+
+ACCEPT: Final[tuple[str, ...]] = tuple(dict.fromkeys((*SUFFIXES, *ZSTD.suffixes)))
+"""What the file picker offers: the table's suffixes and any zstd-compressed file."""
+SQLITE_SUFFIXES: Final[tuple[str, ...]] = _BY_NAME["session-sqlite"].suffixes
+"""The names our writers give a SQLite session (the output format follows the name; input is read by content)."""
+_LONGEST_FIRST: Final = tuple(sorted(SUFFIXES, key=len, reverse=True))
+
+
+def strip_suffix(name: str) -> str:
+    """``name`` without the longest suffix of the table it ends in (``a/b.jsonl.zst`` -> ``a/b``)."""
+    for suffix in _LONGEST_FIRST:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def session_stem(name: str) -> str:
+    """A file's base name without the suffix the table knows for it (``dir/a.jsonl.zst`` -> ``a``)."""
+    return strip_suffix(name.replace("\\", "/").rsplit("/", 1)[-1])
 
 
 class _NeedMore:

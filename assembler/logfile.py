@@ -13,7 +13,9 @@ cap) turns a longer line into a fault instead of an ever-growing buffer.
 ``LoadResult`` (records, counts, warnings, the fault) for the readers that want the whole log. With
 ``pack_deltas`` (for readers that repack what they read) a run of delta lines comes out as the one storage row
 packing would make of it (``delta_lines.take_run``: only lines the line-by-line rules accept), not one record per
-line. ``check_record`` is the part of the rules every reader shares (a SQLite row goes through it too), which is
+line; with ``keep_runs`` besides, such a row also carries the lines it was read from (``Record.lines_read``) when
+each names its seq and time, so a reader that hands the log on line by line (live follow) sends them as read.
+``check_record`` is the part of the rules every reader shares (a SQLite row goes through it too), which is
 why the parser and it are one module of a little over 400 lines.
 """
 
@@ -75,15 +77,16 @@ class Header:
 
 class Record:
     """One storage record: an event (generic JSON) or a row Struct; ``first`` its first seq, ``members`` how many
-    logical events it holds."""
+    logical events it holds; ``lines_read`` the lines a row of a run of delta lines was read from (``keep_runs``)."""
 
-    __slots__ = ("value", "line", "first", "members")
+    __slots__ = ("value", "line", "first", "members", "lines_read")
 
     def __init__(self, value: StorageRecord, line: int, first: int, members: int) -> None:
         self.value = value
         self.line = line
         self.first = first
         self.members = members
+        self.lines_read: bytes | None = None
 
 
 class Skipped:
@@ -181,6 +184,7 @@ class LogParser:
         self.strict = strict
         self.max_line_bytes = max_line_bytes
         self.pack_deltas = pack_deltas
+        self.keep_runs = False
         self._runs_from = 0  # with pack_deltas: no run of delta lines starts in ``_buf`` before this offset
         self.lines = 0
         self.next_seq = 0
@@ -232,7 +236,15 @@ class LogParser:
                     row, lines, self._pos = run  # type: ignore[misc]
                     self._scan = max(self._scan, self._pos)
                     self.lines += lines
-                    return self._record(row, self.lines - lines + 1, row.seq, row.members, "seq0")
+                    taken = self._record(row, self.lines - lines + 1, row.seq, row.members, "seq0")
+                    if self.keep_runs and type(taken) is Record:
+                        span = bytes(buf[pos:self._pos])
+                        # Each line names its seq and time (a key cannot occur unescaped inside a string, and a
+                        # delta line has no nested key of those names) and holds no carriage return (an event
+                        # stream's line end): the lines are the events as they are.
+                        if span.count(b'"seq":') == lines and span.count(b'"time":') == lines and b"\r" not in span:
+                            taken.lines_read = span
+                    return taken
             end = buf.find(b"\n", max(pos, self._scan))  # the carried part of a long line is searched once
             if end == -1:
                 self._scan = len(buf)
@@ -371,6 +383,7 @@ class LogLoader:
     def __init__(self, *, strict: bool = False, max_line_bytes: int | None = None, pack_deltas: bool = False) -> None:
         self.parser = LogParser(strict=strict, max_line_bytes=max_line_bytes, pack_deltas=pack_deltas)
         self.result = LoadResult()
+        self.lines_read: dict[int, bytes] = {}  # ``keep_runs``: index in ``result.records`` -> the lines of that row
 
     def feed(self, data: bytes | bytearray | memoryview) -> int:
         """Parse the next bytes; returns how many records they completed (the new tail of ``result.records``)."""
@@ -398,6 +411,8 @@ class LogLoader:
             if not note_event(result, event):
                 break
             if type(event) is Record:
+                if event.lines_read is not None:
+                    self.lines_read[len(records)] = event.lines_read
                 records.append(event.value)
         result.lines = parser.lines
         return len(records) - before

@@ -299,7 +299,7 @@ def write_formats(out: Path) -> None:
     """The format table (``assembler.formats``) into the page: ``formats.json`` for the scripts, and the file
     input's ``accept`` list, so the page names no suffix of its own."""
     sys.path.insert(0, str(ROOT))
-    from assembler.formats import SUFFIXES, table
+    from assembler.formats import ACCEPT, SUFFIXES, table
 
     (out / "formats.json").write_text(json.dumps({"formats": table(), "suffixes": list(SUFFIXES)}, indent=1) + "\n",
                                       encoding="utf-8")
@@ -307,7 +307,7 @@ def write_formats(out: Path) -> None:
     html = index.read_text(encoding="utf-8")
     if ACCEPT_MARK not in html:
         raise BuildError(f"web/index.html has no {ACCEPT_MARK} for the file input")
-    accept = ",".join(dict.fromkeys([*SUFFIXES, ".zst"]))
+    accept = ",".join(ACCEPT)
     index.write_text(html.replace(ACCEPT_MARK, f'accept="{accept}"'), encoding="utf-8")
 
 

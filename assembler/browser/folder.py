@@ -11,13 +11,11 @@ file's reader gets the uuids of the older files as ``seenUuids``, so a record co
 raw as a duplicate, in the list as in the opened transcript (``context``). Records are counted as they arrive and
 dropped (``facts.SessionMeta``); the first fault stops a file's read. A file of no known format is listed as damaged
 with its error; a ``.json`` that is no session log, and a sidecar, are left out. Pure apart from the clock (an
-entry's status) and SQLite's private temporary file.
+entry's status).
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from typing import Any
 
@@ -87,19 +85,12 @@ class FolderRead:
         elif loader.result.error is None:
             result = loader.finish()
             if loader.sessions and (loader.format is None or loader.format.container != "lines"):
-                self.sessions = []
-                for log in loader.sessions:
-                    meta = SessionMeta(log.key, log.label)
-                    meta.take(log.result)
-                    self.sessions.append(meta)
+                self.sessions = [SessionMeta.of_log(log) for log in loader.sessions]
             else:
                 self.main.header, self.main.error, self.main.event_count = (result.header, result.error,
                                                                             result.event_count)
                 self.main.note(result.records)
-                for log in loader.children():  # inline sidechains: sessions of their own
-                    meta = SessionMeta(log.key, log.label)
-                    meta.take(log.result)
-                    self.sessions.append(meta)
+                self.sessions += map(SessionMeta.of_log, loader.children())  # inline sidechains: sessions of their own
         else:
             self.main.error = loader.result.error
         reader = loader.reader
@@ -114,17 +105,12 @@ class FolderRead:
         return entries
 
     def _database(self, data: bytes) -> None:
-        from ..store.sqlite import StoreError, read_sqlite  # sqlite3 only when a database is listed
+        from ..store.sqlite import StoreError, read_sqlite_image  # sqlite3 only when a database is listed
 
-        fd, tmp = tempfile.mkstemp(suffix=".sqlite", prefix="listed-")
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            self.main.take(read_sqlite(tmp))
-        except (StoreError, OSError) as exc:
-            self.main.error = SessionFileError(str(exc).replace(tmp, self.path))
-        finally:
-            os.unlink(tmp)
+            self.main.take(read_sqlite_image(self.path, bytearray(data)))
+        except StoreError as exc:
+            self.main.error = SessionFileError(str(exc))
 
     def entries(self) -> list[dict[str, Any]]:
         fmt = self.loader.format

@@ -9,16 +9,14 @@ the slices arrive (``chunk_rows.repack_records`` over the records that can still
 per line is held as one row per block, not one dict per event, so opening a big unpacked log stays small; the
 records are the canonical packing of the file's events (packed = scalar). Zstd decompresses incrementally: a damaged
 stream is an error that keeps what came before it. A SQLite database cannot be parsed in slices: its bytes are
-collected and, at ``finish``, read by the same ``store.sqlite.read_sqlite`` as the CLI from a private temporary file
-(Pyodide's in-memory file system in the browser), removed right after; a file that is not a session database is an
-error naming the file. A file holding several sessions (an Inspect log) shows the one named by ``key`` (the first by
-default) and lists them all in its outcome. ``context`` is the reader's (a file of an open folder:
+collected and, at ``finish``, read from those bytes in memory (``store.sqlite.read_sqlite_image``, as the server
+reads a served database); a file that is not a session database is an error naming the file. A file holding
+several sessions (an Inspect log) shows the one named by ``key`` (the first by default) and lists them all in its
+outcome. ``context`` is the reader's (a file of an open folder:
 ``folder.LocalFolder.context``). Bytes come in."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from typing import Any
 
@@ -92,18 +90,13 @@ class FileLoad:
         return self.loader.result
 
     def _finish_sqlite(self, data: bytes) -> LoadResult:
-        from ..store.sqlite import StoreError, read_sqlite  # sqlite3 is imported only when a database is opened
+        from ..store.sqlite import StoreError, read_sqlite_image  # sqlite3 is imported only when a database is opened
 
-        fd, path = tempfile.mkstemp(suffix=".sqlite", prefix="session-")
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            result = read_sqlite(path)
-        except (StoreError, OSError) as exc:
-            self.failure = str(exc).replace(path, self.name or "the database")
+            result = read_sqlite_image(self.name or "the database", bytearray(data))
+        except StoreError as exc:
+            self.failure = str(exc)
             result = LoadResult()
-        finally:
-            os.unlink(path)
         self.loader.result = result
         return result
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 from ..errors import AssemblerError
 from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
-from ..records import StorageRecord
 from ..store import zstd
 from ..store.atomic import reason_of
 from ..store.jsonl import SessionStream
@@ -17,7 +16,7 @@ from ..store.open import load_any, sniff
 from ..store.remote import is_remote, probe, shown
 from ._output import error, error_from
 
-__all__ = ["load", "stream", "Loaded", "warn_faults", "report_problems", "Progress", "fail", "configure",
+__all__ = ["load", "stream", "warn_faults", "report_problems", "Progress", "fail", "configure",
            "max_line_bytes", "session_key", "missing_roots"]
 
 _limits: dict[str, Any] = {"max_line_bytes": DEFAULT_MAX_LINE_BYTES, "session": None}
@@ -111,20 +110,7 @@ def load(path: str, *, strict: bool = False, report: bool = True, pack_deltas: b
     return result
 
 
-class Loaded:
-    """A session already held whole (SQLite, another harness's log) with the ``SessionStream`` interface:
-    ``header``, iteration over its records, ``result`` and ``record_count``."""
-
-    def __init__(self, result: LoadResult) -> None:
-        self.result = result
-        self.header = result.header
-        self.record_count = len(result.records)
-
-    def __iter__(self) -> Iterator[StorageRecord]:
-        return iter(self.result.records)
-
-
-def stream(path: str, *, strict: bool = False, pack_deltas: bool = False) -> SessionStream | Loaded | None:
+def stream(path: str, *, strict: bool = False, pack_deltas: bool = False) -> SessionStream | None:
     """Open a session for one pass over its records, without holding them (our ``.jsonl``, ``.jsonl.zst``; any other
     format is loaded whole). Report its problems with ``report_problems(path, s.result)`` after the pass. None (the
     error printed) when the file cannot be used at all. ``pack_deltas``: for a pass that repacks what it reads, runs
@@ -132,7 +118,7 @@ def stream(path: str, *, strict: bool = False, pack_deltas: bool = False) -> Ses
     the one loader (``store.remote``)."""
     if is_remote(path):
         result = load(path, strict=strict, report=False, pack_deltas=pack_deltas)
-        return None if result is None else Loaded(result)
+        return None if result is None else SessionStream.held(result, path)
     try:
         fmt = sniff(path)
     except OSError as exc:
@@ -141,7 +127,7 @@ def stream(path: str, *, strict: bool = False, pack_deltas: bool = False) -> Ses
     ours = fmt is not None and fmt.name == "session-jsonl"
     if not ours or (zstd.is_zstd_path(path) != _compressed(path)):
         result = load(path, strict=strict, report=False)  # the caller reports after its pass, once
-        return None if result is None else Loaded(result)
+        return None if result is None else SessionStream.held(result, path)
     try:
         return SessionStream(path, strict=strict, progress=Progress(f"reading {path}"),
                              max_line_bytes=max_line_bytes(), pack_deltas=pack_deltas)

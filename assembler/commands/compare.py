@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 
 from ..errors import AssemblerError
+from ..formats import ZSTD
 from ..history import MessageIndex
 from ..jsontext import utf8_text
 from ..views import NodeDisplay, ViewNode
@@ -57,7 +58,7 @@ def compare_format(output: str | None, given: str | None) -> str | None:
         return "json"
     lower = output.lower()
     for ext, fmt in _EXTENSIONS.items():
-        if lower.endswith(ext) or lower.endswith(ext + ".zst"):
+        if lower.endswith(ext) or lower.endswith(ext + ZSTD.suffixes[0]):
             return fmt
     return None
 

@@ -16,6 +16,7 @@ import os
 from typing import Any
 
 from ..errors import AssemblerError
+from ..formats import ZSTD
 from ..history import MessageIndex
 from ..jsontext import utf8_text
 from ._common import fail, load, max_line_bytes, report_problems, session_key, warn_faults
@@ -49,7 +50,7 @@ def export_format(output: str, given: str | None) -> str | None:
         return given
     lower = output.lower()
     for ext, fmt in _EXTENSIONS.items():
-        if lower.endswith(ext) or lower.endswith(ext + ".zst"):
+        if lower.endswith(ext) or lower.endswith(ext + ZSTD.suffixes[0]):
             return fmt
     return None
 

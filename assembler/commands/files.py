@@ -12,7 +12,7 @@ from ..jsontext import format_json
 from ..records import encode
 from ..store.jsonl import SessionStream, write_jsonl
 from ..store.open import file_size
-from ._common import Loaded, report_problems, stream
+from ._common import report_problems, stream
 from ._output import output, preflight, print_stdout, write_stdout
 
 __all__ = ["register"]
@@ -64,7 +64,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
     return _write(args, repack_records, packing=True)
 
 
-def collect_stats(path: str, source: SessionStream | Loaded) -> dict[str, Any]:
+def collect_stats(path: str, source: SessionStream) -> dict[str, Any]:
     """Counts over one pass of ``source`` (its records are not kept)."""
     by_type: Counter[str] = Counter()
     rows_by_kind: Counter[str] = Counter()

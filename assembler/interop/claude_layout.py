@@ -20,6 +20,7 @@ from typing import Any, Final
 
 import msgspec
 
+from ..formats import by_name
 from ..jsontext import NestingError, decode_json
 from .base import iso_ms
 
@@ -34,7 +35,7 @@ __all__ = [
     "ProjectUuids",
 ]
 
-SIDECAR: Final = ".meta.json"
+SIDECAR: Final = by_name("claude-code-agent-meta").suffixes[0]
 SIDECAR_MAX: Final = 1 << 20
 """A sidecar larger than this is not read (a description is a few hundred bytes)."""
 HEAD_BYTES: Final = 64 << 10

@@ -27,8 +27,7 @@ __all__ = [
     "litellm_finish",
     "openai_blocks",
     "session_logs",
-    "stem",
-    "distinct_ids",
+        "distinct_ids",
 ]
 
 _decode = msgspec.json.Decoder().decode
@@ -231,16 +230,6 @@ def distinct_ids(out: LogBuilder, ids: list[str]) -> list[str]:
         seen.add(candidate)
         out_ids.append(candidate)
     return out_ids
-
-
-def stem(file: str, *suffixes: str) -> str:
-    """A file's base name without the first of ``suffixes`` it ends with: the session id of a file that records
-    none."""
-    name = file.rsplit("/", 1)[-1]
-    for suffix in suffixes:
-        if name.endswith(suffix) and len(name) > len(suffix):
-            return name[:-len(suffix)]
-    return name
 
 
 def session_logs(out: LogBuilder, error: SourceError | None = None) -> list[SessionLog]:

@@ -17,8 +17,9 @@ from typing import Any
 
 import msgspec
 
+from ..formats import session_stem
 from .base import LineReader, LogBuilder, SessionLog, SourceError, json_type, line_origin, member_origin
-from .documents import compact, decode_document, session_logs, stem
+from .documents import compact, decode_document, session_logs
 from .gemini_replay import Rec, Replay
 
 __all__ = ["read_json", "GeminiReader"]
@@ -84,7 +85,7 @@ def salvage(data: bytes) -> tuple[dict[str, Any], list[Any]]:
 def read_json(data: bytes, file: str) -> list[SessionLog]:
     """One Gemini CLI JSON chat (the 2025 generation) as one session; never raises: invalid JSON is the log's
     ``error`` (``FILE:LINE:COL``) after the messages salvaged from before the damage."""
-    out = LogBuilder(FORMAT_JSON, stem(file, ".json"))
+    out = LogBuilder(FORMAT_JSON, session_stem(file))
     error: SourceError | None = None
     try:
         doc = decode_document(data)

@@ -30,6 +30,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, Final
 
+from ..formats import session_stem
 from .base import LogBuilder, SessionLog, SourceError, json_type, member_origin
 from .inspect_log import LogRecords, Part, error_session, escape_id, keep
 from .inspect_records import DocumentError, decode_document
@@ -61,16 +62,11 @@ def log_errors(sessions: Iterable[SessionLog]) -> list[SourceError]:
     return [s.result.error for s in sessions if isinstance(s.result.error, SourceError)]
 
 
-def _stem(file: str, suffix: str) -> str:
-    name = file.replace("\\", "/").rsplit("/", 1)[-1]
-    return name[:-len(suffix)] if name.endswith(suffix) and len(name) > len(suffix) else name
-
-
 class _Log(LogRecords):
     """The records of one log and the sessions made so far, for both containers."""
 
-    def __init__(self, fmt: str, file: str, suffix: str) -> None:
-        super().__init__(fmt, _stem(file, suffix))
+    def __init__(self, fmt: str, file: str) -> None:
+        super().__init__(fmt, session_stem(file))
         self.sessions: list[tuple[tuple[int, str], SessionLog, LogBuilder]] = []
         self.keys: set[str] = set()
         self.used_ids: set[str] = set()  # escaped ids of the samples read (their reductions were given out)
@@ -169,7 +165,7 @@ def read_eval(data: bytes, file: str) -> list[SessionLog]:
     archive = EvalZip(data)
     if not archive.whole and not data.startswith(b"PK\x03\x04"):
         raise SourceError("not a zip archive (an Inspect .eval log is one)")
-    log = _Log("inspect-eval", file, ".eval")
+    log = _Log("inspect-eval", file)
     names = archive.names
     last: dict[str, int] = {}
     for i, name in enumerate(names):
@@ -305,7 +301,7 @@ def read_json(data: bytes, file: str) -> list[SessionLog]:
         raise SourceError(f"{exc.reason} at column {exc.column}{detail}", line=exc.line) from None
     if type(doc) is not dict:
         raise SourceError(f"expected a JSON object (an Inspect log), got {json_type(doc)}", pointer="")
-    log = _Log("inspect-json", file, ".json")
+    log = _Log("inspect-json", file)
     head = {k: v for k, v in doc.items() if k not in ("samples", "reductions")}
     results = head.get("results")
     if type(results) is dict and "sample_reductions" in results:

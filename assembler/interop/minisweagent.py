@@ -22,6 +22,7 @@ from typing import Any
 
 from msgspec import Struct
 
+from ..formats import session_stem
 from .base import RAW, LogBuilder, SessionLog, SourceError, json_args, json_type, member_origin, pointer, unix_ms
 from .documents import (
     Elements,
@@ -32,7 +33,6 @@ from .documents import (
     openai_blocks,
     position,
     session_logs,
-    stem,
 )
 from .swe_shared import exit_reason, model_name, submission_notice
 
@@ -74,7 +74,7 @@ def _text(content: Any) -> str:
 def read_mini(data: bytes, file: str) -> list[SessionLog]:
     """One mini-swe-agent trajectory (a whole JSON document) as one session; never raises: an unusable document
     is the returned log's ``error``."""
-    out = LogBuilder(FORMAT, stem(file, ".traj.json", ".json"))
+    out = LogBuilder(FORMAT, session_stem(file))
     try:
         doc = decode_document(data)
     except SourceError as exc:

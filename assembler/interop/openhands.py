@@ -27,6 +27,7 @@ from typing import Any
 import msgspec
 from msgspec import Struct
 
+from ..formats import session_stem
 from .base import LogBuilder, SessionLog, SourceError, iso_ms, json_args, json_type
 from .documents import (
     Elements,
@@ -36,7 +37,6 @@ from .documents import (
     litellm_usage,
     position,
     session_logs,
-    stem,
 )
 
 __all__ = ["read_trajectory"]
@@ -104,7 +104,7 @@ def _thought_of(arguments: str) -> str:
 def read_trajectory(data: bytes, file: str) -> list[SessionLog]:
     """One OpenHands trajectory export as one session; never raises: an unusable document is the returned log's
     ``error``."""
-    out = LogBuilder(FORMAT, stem(file, ".json"))
+    out = LogBuilder(FORMAT, session_stem(file))
     try:
         doc = decode_document(data)
     except SourceError as exc:

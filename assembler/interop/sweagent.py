@@ -24,8 +24,9 @@ from typing import Any
 import msgspec
 from msgspec import Struct
 
+from ..formats import session_stem
 from .base import LogBuilder, SessionLog, SourceError, json_args, json_type, pointer
-from .documents import Elements, decode_document, distinct_ids, openai_blocks, position, session_logs, stem
+from .documents import Elements, decode_document, distinct_ids, openai_blocks, position, session_logs
 from .minisweagent import read_mini
 from .swe_shared import command_call, exit_reason, model_name, submission_notice
 
@@ -83,7 +84,7 @@ def root_error(data: bytes, message: str) -> SourceError:
 def read_traj(data: bytes, file: str) -> list[SessionLog]:
     """One SWE-agent trajectory (a whole JSON document) as one session; never raises: an unusable document is the
     returned log's ``error`` (``FILE:LINE:COL`` for invalid JSON, a JSON pointer for a wrong shape)."""
-    out = LogBuilder(FORMAT, stem(file, ".traj", ".json"))
+    out = LogBuilder(FORMAT, session_stem(file))
     try:
         doc = decode_document(data)
     except SourceError as exc:

@@ -28,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 from ..facts import lineage
 from ..history import DEFAULT_MAX_MESSAGES, PageRequestError, check_max_messages, check_page_request
 from ..logfile import DEFAULT_MAX_LINE_BYTES
-from .catalog import FileMeta
+from .catalog import ServedFile
 from .confine import open_in_root
 from .csp import CSP, SecurityHeaders, viewer_csp
 from .hosts import HostCheck, check_allowed
@@ -81,7 +81,7 @@ def _int_param(request: Request, name: str, minimum: int) -> int | None:
     return value
 
 
-def _hidden(meta: FileMeta) -> bool:
+def _hidden(meta: ServedFile) -> bool:
     """A scanned file the list leaves out: a ``.json`` file that is no session log (any JSON document may sit in a
     served folder) or a file that says it is not one (a sidecar). Other files of no known format are listed as
     damaged, with the formats tried."""
@@ -91,7 +91,7 @@ def _hidden(meta: FileMeta) -> bool:
     return meta.path.name.endswith(".json") and meta.error is not None
 
 
-def list_entries(listing: Sequence[tuple[str, FileMeta]]) -> list[dict[str, Any]]:
+def list_entries(listing: Sequence[tuple[str, ServedFile]]) -> list[dict[str, Any]]:
     """The list's entries for ``SessionRegistry.listing()``'s answer, newest activity first (the entry contract:
     ``listing.py``). ``GET /api/sessions`` answers them; ``publish`` writes them as the site's catalog."""
     out = []
@@ -139,7 +139,8 @@ async def page_answer(source: SessionSource, through: int | None, before: int | 
         last = source.index.last_seq
         through = last if through is None else through
         check_page_request(through, before, max_messages, last)
-        value = await run_in_threadpool(source.index.page, through, before, max_messages, from_seq=from_seq)
+        value = await run_in_threadpool(
+            source.with_index, lambda index: index.page(through, before, max_messages, from_seq=from_seq))
         fault = source.fault()
     if fault is not None:
         value["error"] = fault
@@ -180,7 +181,7 @@ async def session_raw(request: Request) -> Response:
     """The file as stored, from a descriptor checked against its root (``confine.open_in_root``)."""
     registry: SessionRegistry = request.app.state.registry
     source = await registry.find(request.path_params["sid"])
-    media = ("application/zstd" if source.compressed else "application/vnd.sqlite3" if source.database
+    media = ("application/zstd" if source.file.compressed else "application/vnd.sqlite3" if source.file.database
              else "application/x-ndjson")
     stream = await run_in_threadpool(open_in_root, source.path, source.root)
     size = os.fstat(stream.fileno()).st_size

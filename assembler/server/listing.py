@@ -1,5 +1,5 @@
 """The session list's contract (``GET /api/sessions``): what each entry says about one session file, and the facts
-gathered from its records as they are read (``SessionFacts``, fed by ``SessionSource``).
+gathered from its records as they are read (``SessionFacts``, fed by ``catalog.ServedFile``).
 
 One entry::
 

@@ -5,7 +5,7 @@ Rules: a project is the folder holding a session file (``interop.claude_layout.p
 ranked once, by the first recorded time of its first ``HEAD_BYTES`` (then its mtime, then its name), read through
 ``confine.open_in_root``; files are listed oldest first within their project, and a file's reader gets, as
 ``seenUuids``, the live view of the uuids its project's older files hold (``ProjectUuids.before``): filled from the
-readers the list keeps (``FileMeta.uuids``) as it reads them, so no file is read twice for it (only the heads once
+readers the list keeps (``ServedFile.uuids``) as it reads them, so no file is read twice for it (only the heads once
 more). A page's source gets the same view; the project's older files are listed first (``prime``) when the list has
 not read them yet. Blocking: call from a worker thread.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..interop.claude_layout import HEAD_BYTES, ProjectUuids, first_time, project_of
-from .catalog import FileMeta
+from .catalog import ServedFile
 from .confine import open_in_root
 
 __all__ = ["Projects"]
@@ -81,7 +81,7 @@ class Projects:
             out += [by_name[name] for name in ranked]
         return out
 
-    def take(self, path: Path, meta: FileMeta) -> None:
+    def take(self, path: Path, meta: ServedFile) -> None:
         """Add the uuids the list's reader of ``path`` has read since the last call to its project."""
         uuids = meta.uuids
         if uuids is None:

@@ -49,7 +49,7 @@ from ..interop.claude_layout import sidecar_of
 from ..logfile import DEFAULT_MAX_LINE_BYTES
 from ..records import decode_page, encode, record_range
 from .app import list_entries, page_answer
-from .catalog import FileMeta
+from .catalog import ServedFile
 from .registry import SessionRegistry
 from .search_index import SearchUnavailable, check_fts5
 from .secrets_scan import Found, Scanner, rules_id
@@ -172,7 +172,7 @@ def _shown_path(registry: SessionRegistry, path: Path) -> str:
     return path.name
 
 
-def _session_print(registry: SessionRegistry, meta: FileMeta) -> str:
+def _session_print(registry: SessionRegistry, meta: ServedFile) -> str:
     """The fingerprint of what a session's pages depend on (see the module rules): a Claude Code file's (its reader
     keeps uuids) includes the older files of its project.
 
@@ -189,7 +189,7 @@ def _session_print(registry: SessionRegistry, meta: FileMeta) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
-def error_line(name: str, meta: FileMeta, key: str, listed: str | None) -> str:
+def error_line(name: str, meta: ServedFile, key: str, listed: str | None) -> str:
     """``NAME:LINE: error: message`` for a session whose parse stopped at a fault (no line: ``NAME: error:``)."""
     session = next((s for s in meta.sessions if s.key == key), meta.main)
     error = session.error

@@ -31,11 +31,11 @@ from typing import Any
 from starlette.exceptions import HTTPException
 
 from ..errors import SessionFileError
-from ..formats import SUFFIXES
+from ..formats import SUFFIXES, strip_suffix
 from ..interop.claude_layout import SIDECAR, SIDECAR_MAX, layout_context, project_of, sidecar_of
 from ..logfile import DEFAULT_MAX_LINE_BYTES
 from ..store.remote import RemoteError, is_remote
-from .catalog import Catalog, FileMeta
+from .catalog import Catalog, ServedFile
 from .projects import Projects
 from .remote_root import RemoteRoot
 from .source import SessionSource
@@ -53,8 +53,6 @@ RESCAN_INTERVAL = 1.0
 """Seconds between two rescans of the roots for an unknown id."""
 DEFAULT_CACHE_BYTES = 64 << 20
 """File bytes of parsed sessions kept for pages (``serve --cache MB``)."""
-
-_SUFFIXES = tuple(sorted(SUFFIXES, key=len, reverse=True))  # the table's suffixes, longest first
 
 
 def context_of(path: Path) -> dict[str, Any] | None:
@@ -80,24 +78,14 @@ def session_id_is_safe(session_id: str) -> bool:
     return all(part not in ("", ".", "..") for part in session_id.split("/"))
 
 
-def _strip_suffix(name: str) -> str:
-    """A session's id part: its file name without the session suffix (``a.jsonl.zst`` and ``a.sqlite`` are ``a``)."""
-    for suffix in _SUFFIXES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
-_RANK = (".jsonl", ".jsonl.zst", ".sqlite", ".sqlite3", ".db")
-
-
 def _suffix_rank(name: str) -> int:
-    return next((i for i, suffix in enumerate(_RANK) if name.endswith(suffix)), len(_RANK))
+    """Which of two files sharing a base name keeps the bare id: the one whose suffix comes first in the table."""
+    return next((i for i, suffix in enumerate(SUFFIXES) if name.endswith(suffix)), len(SUFFIXES))
 
 
 def _candidate(name: str) -> bool:
     """A file name a scan looks at: a suffix of the table's, not a sidecar (its content decides the rest)."""
-    return name.endswith(_SUFFIXES) and not name.endswith(SIDECAR)
+    return name.endswith(SUFFIXES) and not name.endswith(SIDECAR)
 
 
 def _session_files(root: Path) -> Iterator[tuple[str, Path]]:
@@ -122,7 +110,7 @@ def _session_files(root: Path) -> Iterator[tuple[str, Path]]:
                     files.append(entry)
             except OSError:
                 continue
-        files.sort(key=lambda e: (_strip_suffix(e.name), _suffix_rank(e.name), e.name))
+        files.sort(key=lambda e: (strip_suffix(e.name), _suffix_rank(e.name), e.name))
         for entry in files:
             rel = f"{rel_folder}{entry.name}"
             try:
@@ -178,7 +166,7 @@ class SessionRegistry:
                 spool = RemoteRoot(root, _candidate)
                 self.remote[spool.path] = spool
             path = spool.path if isinstance(root, str) and is_remote(root) else Path(root).resolve()
-            base = _strip_suffix(path.name) if path.is_file() else path.name or "root"
+            base = strip_suffix(path.name) if path.is_file() else path.name or "root"
             label, k = base, 2
             while label in labels:
                 label, k = f"{base}-{k}", k + 1
@@ -215,7 +203,7 @@ class SessionRegistry:
                     root_of[root] = root
                 continue
             for rel, resolved in self._files(root):
-                sid = _strip_suffix(rel)
+                sid = strip_suffix(rel)
                 if (f"{label}/{sid}" if prefix else sid) in ids:
                     sid = rel  # a.jsonl and a.jsonl.zst side by side: the second keeps its file name
                 ids[f"{label}/{sid}" if prefix else sid] = resolved
@@ -384,7 +372,7 @@ class SessionRegistry:
             order = self._orders[1][project] = self.projects.order(same)
         return order
 
-    def _read_meta(self, path: Path, root: Path | None = None) -> FileMeta | None:
+    def _read_meta(self, path: Path, root: Path | None = None) -> ServedFile | None:
         """Read ``path`` into its list metadata; ``root`` as the listing's scan found it (a later scan may have
         dropped the file from ``_root_of`` while this listing reads on)."""
         root = root if root is not None else self._root_of.get(path)
@@ -395,41 +383,46 @@ class SessionRegistry:
         except OSError as exc:  # an object that cannot be fetched now is not listed, as an unreadable file is not
             log.warning("cannot read %s: %s", self.location(path), exc.strerror)
             return None
-        meta = self.catalog.meta(path, root, self.projects.context(path, root, context_of(path)))
+        meta = self.catalog.file(path, root, self.projects.context(path, root, context_of(path)))
         try:
             meta.refresh_sync()
         except OSError:
             return None
         except Exception as exc:  # one file no reader rule foresaw: listed as damaged, the list stands
             log.exception("cannot read %s", path)
-            meta.main.error = SessionFileError(f"cannot be read ({type(exc).__name__}: {str(exc)[:200]})")
+            meta.fail(SessionFileError(f"cannot be read ({type(exc).__name__}: {str(exc)[:200]})"))
             return meta
         self.projects.take(path, meta)
         return meta
 
     def _source(self, path: Path, key: str | None = None) -> SessionSource:
+        """The open session ``key`` of ``path``, served by the file's one reader (the list's)."""
         source = self.sources.get((path, key))
-        if source is None:
-            source = self.sources[(path, key)] = SessionSource(
-                path, self.poll_interval, root=self._root_of[path], max_line_bytes=self.max_line_bytes, key=key,
-                context=self._context(path))
-            source.snapshot = self._root_of[path] in self.remote
+        if source is None or source.file is not self.catalog.current(path):
+            served = self.catalog.file(path, self._root_of[path], self._context(path))
+            if source is not None and source.file is not served:
+                source.close()
+                source = None
+            if source is None:
+                source = self.sources[(path, key)] = SessionSource(served, key, self.poll_interval)
+                source.snapshot = self._root_of[path] in self.remote
         self.sources.move_to_end((path, key))
         return source
 
     def trim(self) -> None:
         """Evict least recently used sessions until the parsed ones hold at most ``cache_bytes`` of file bytes; a
         followed or busy session, and the most recent one, stay."""
-        total = sum(s.bytes_read for s in self.sources.values())
+        total = sum(s.file.bytes_read for s in self.sources.values())
         for path, source in list(self.sources.items())[:-1]:
             if total <= self.cache_bytes:
                 break
             if source.subscribers or source.lock.locked():
                 continue
-            total -= source.bytes_read
+            total -= source.file.bytes_read
             del self.sources[path]
+            source.close()
 
-    async def listing(self, budget_s: float | None = LIST_BUDGET_S) -> tuple[list[tuple[str, FileMeta]], int]:
+    async def listing(self, budget_s: float | None = LIST_BUDGET_S) -> tuple[list[tuple[str, ServedFile]], int]:
         """The sessions with their metadata, brought up to date in a worker thread (records are not kept), and how
         many files are still to be read. Reading stops after ``budget_s`` (None: reads them all): what was read
         before stands in for a file not reached (it may be older than the file), a file never read is pending, and
@@ -446,9 +439,9 @@ class SessionRegistry:
         if len(ids) <= LIST_BUDGET_FILES:
             budget_s = None  # a folder of this size is read whole within the budget anyway: one complete answer
 
-        def refresh() -> tuple[list[tuple[str, FileMeta]], int, int]:
+        def refresh() -> tuple[list[tuple[str, ServedFile]], int, int]:
             deadline = None if budget_s is None else time.monotonic() + budget_s
-            read: dict[Path, FileMeta] = {}
+            read: dict[Path, ServedFile] = {}
             pending = skipped = 0
             # Budgeted, a listing never waits for one reading on: it answers with what that one has read so far.
             got = self._reading.acquire(timeout=-1 if budget_s is None else 0)

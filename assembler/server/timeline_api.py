@@ -67,7 +67,7 @@ class TimelineCache:
                 task = kept[1]
             else:
                 last = source.index.last_seq
-                page = await run_in_threadpool(source.index.session_page, None, None, None)
+                page = await run_in_threadpool(source.with_index, lambda index: index.session_page(None, None, None))
                 task = asyncio.ensure_future(run_in_threadpool(_both, page.records, page.hasMore, last))
                 self._values[sid] = (version, task)
                 self._values.move_to_end(sid)

@@ -24,13 +24,9 @@ from ..logfile import (
 )
 from ..records import StorageRecord, encode
 from . import zstd
+from .feed import PIECE, ZSTD_PIECE, feed_all, pieces
 
 __all__ = ["read_session", "read_stream", "SessionStream", "write_session", "write_jsonl", "SessionWriter"]
-
-_BUFFER = 256 << 10
-"""Bytes per read from the file: bounded, so a file is never held whole (lines longer than this still work)."""
-_ZST_BUFFER = 64 << 10
-"""Compressed bytes per read: bounds one decode's output (a log compressing 80x gives 5 MB)."""
 
 ProgressFn = Callable[[int, int], None]
 """``progress(bytes_read, total_bytes)``; ``total_bytes`` is the on-disk size (compressed for ``.zst``)."""
@@ -64,34 +60,29 @@ def read_stream(raw: IO[bytes], *, source: str, compressed: bool, strict: bool =
     """
     loader = LogLoader(strict=strict, max_line_bytes=max_line_bytes, pack_deltas=pack_deltas)
     total = os.fstat(raw.fileno()).st_size
-    decoder = zstd.ZstdDecoder(lines=True) if compressed else None
-    buffer = bytearray(_BUFFER if decoder is None else _ZST_BUFFER)  # reused: the parser copies what it keeps
-    view = memoryview(buffer)
-    readinto = cast(Any, raw).readinto  # every binary stream has it; ``IO[bytes]`` does not say so
-    done = 0
-    try:
-        while loader.result.error is None:
-            n = readinto(buffer)
-            if not n:
-                if decoder is not None:
-                    decoder.finish()  # a damaged end raises here, after every good line was parsed
-                break
-            done += n
-            chunk = view[:n]
-            if decoder is None:
-                loader.feed(chunk)
-            else:
-                for piece in decoder.pieces(chunk):  # bounded pieces, each parsed before the next is decoded
-                    loader.feed(piece)
-            if progress is not None:
-                progress(done, total)
-    except zstd.ZstdStreamError as exc:
-        if loader.result.error is None:
-            loader.result.error = SessionFileError(exc.message)
+    read, decoder = _reader(raw, compressed)
+    damage = feed_all(read, loader.feed, more=lambda: loader.result.error is None, decoder=decoder,
+                      progress=None if progress is None else lambda done: progress(done, total))
+    if damage is not None and loader.result.error is None:
+        loader.result.error = SessionFileError(damage)
     result = loader.finish()
     if progress is not None:
         progress(total, total)
     return result
+
+
+def _reader(raw: IO[bytes], compressed: bool) -> tuple[Callable[[], memoryview], zstd.ZstdDecoder | None]:
+    """Reads of ``raw`` into one reused buffer (the parser copies what it keeps), and the decoder of a zstd
+    stream: a compressed read is smaller, bounding what one decode gives."""
+    decoder = zstd.ZstdDecoder(lines=True) if compressed else None
+    buffer = bytearray(PIECE if decoder is None else ZSTD_PIECE)
+    view = memoryview(buffer)
+    readinto = cast(Any, raw).readinto  # every binary stream has it; ``IO[bytes]`` does not say so
+
+    def read() -> memoryview:
+        return view[:readinto(buffer) or 0]
+
+    return read, decoder
 
 
 def write_jsonl(stream: IO[bytes], header: dict[str, Any], records: Iterable[Any], batch_size: int = 4096,
@@ -166,12 +157,12 @@ class SessionStream:
         self._raw = open(p, "rb", buffering=0)
         try:
             self._total = os.fstat(self._raw.fileno()).st_size
-            self._decoder = zstd.ZstdDecoder(lines=True) if zstd.is_zstd_path(p) else None
-            self._buffer = bytearray(_BUFFER if self._decoder is None else _ZST_BUFFER)
-            self._done = 0
             self._progress = progress
             self._parser = LogParser(strict=strict, max_line_bytes=max_line_bytes, pack_deltas=pack_deltas)
-            self._pieces: Iterator[bytes] = iter(())
+            read, decoder = _reader(self._raw, zstd.is_zstd_path(p))
+            total = self._total
+            self._pieces = pieces(read, decoder=decoder,
+                                  progress=None if progress is None else lambda done: progress(done, total))
             self._gen = self._records()
             self._first: list[StorageRecord] = []
             for record in self._gen:  # the header comes first: parse until it is known
@@ -181,6 +172,15 @@ class SessionStream:
             self._raw.close()
             raise
 
+    @classmethod
+    def held(cls, result: LoadResult, path: str = "") -> SessionStream:
+        """A session already read whole (SQLite, another harness's log, an object in storage), passed over the same
+        way: its records in order, then ``result`` as it is."""
+        stream = cls.__new__(cls)
+        stream.path, stream.result, stream.record_count = path, result, len(result.records)
+        stream._first, stream._gen = result.records, iter(())
+        return stream
+
     @property
     def header(self) -> dict[str, Any] | None:
         return self.result.header
@@ -189,33 +189,6 @@ class SessionStream:
         yield from self._first
         self._first = []
         yield from self._gen
-
-    def _next_piece(self) -> bool:
-        """Feed the parser the next decoded piece of the last compressed read; False when there is none."""
-        for piece in self._pieces:
-            self._parser.feed(piece)
-            return True
-        return False
-
-    def _more(self) -> bool:
-        """Feed the parser the next piece of the file; False at its end (or at damage, kept in ``result``)."""
-        if self._next_piece():
-            return True
-        n = self._raw.readinto(self._buffer)
-        if not n:
-            if self._decoder is not None:
-                self._decoder.finish()
-            return False
-        self._done += n
-        chunk = memoryview(self._buffer)[:n]
-        if self._decoder is None:
-            self._parser.feed(chunk)
-        else:
-            self._pieces = self._decoder.pieces(bytes(chunk))
-            self._next_piece()
-        if self._progress is not None:
-            self._progress(self._done, self._total)
-        return True
 
     def _records(self) -> Iterator[StorageRecord]:
         parser, result = self._parser, self.result
@@ -228,8 +201,9 @@ class SessionStream:
                         yield event.value
                 elif event is NEED_DATA:
                     try:
-                        if not self._more():
-                            parser.feed_eof()
+                        parser.feed(next(self._pieces))
+                    except StopIteration:
+                        parser.feed_eof()
                     except zstd.ZstdStreamError as exc:
                         result.error = SessionFileError(exc.message)
                         break

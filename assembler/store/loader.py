@@ -14,23 +14,22 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import SessionFileError
-from ..formats import EMPTY, NEED_MORE, PROBE_BYTES, ZSTD, Format, UnknownFormat, detect, reader_of
+from ..formats import (
+    EMPTY,
+    NEED_MORE,
+    PROBE_BYTES,
+    ZSTD,
+    Format,
+    UnknownFormat,
+    detect,
+    reader_of,
+    session_stem,
+)
 from ..interop.base import LineLoader, SessionLog, SourceError
 from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult, LogLoader
 from .zstd import ZstdDecoder, ZstdStreamError
 
-__all__ = ["AnyLoader", "session_stem", "empty_result"]
-
-
-def session_stem(name: str) -> str:
-    """A file's base name without the suffix the table knows for it (``a.jsonl.zst`` -> ``a``)."""
-    from ..formats import SUFFIXES
-
-    base = name.replace("\\", "/").rsplit("/", 1)[-1]
-    for suffix in sorted(SUFFIXES, key=len, reverse=True):
-        if base.endswith(suffix) and len(base) > len(suffix):
-            return base[: -len(suffix)]
-    return base
+__all__ = ["AnyLoader", "empty_result"]
 
 
 def empty_result(name: str) -> LoadResult:
@@ -198,6 +197,8 @@ class AnyLoader:
             self._inner.reader.out.drop()
         else:
             self.result.records.clear()
+            if type(self._inner) is LogLoader:
+                self._inner.lines_read.clear()
 
     def _keyed(self, added: int) -> int:
         """After the line loader took bytes: ``result`` is the main log's, or, with ``key``, the child session's a
@@ -222,6 +223,49 @@ class AnyLoader:
             if log.key == key:
                 return log.result
         return None
+
+    def keep_runs(self, on: bool) -> None:
+        """Whether a row our own log's runs of delta lines are read into keeps the lines it was read from
+        (``logfile.LogParser.keep_runs``), for a reader that hands them on as read (live follow)."""
+        if type(self._inner) is LogLoader:
+            self._inner.parser.keep_runs = on
+
+    def lines_read(self) -> dict[int, bytes]:
+        """The lines kept (``keep_runs``) of the rows read since the last call, by index in ``result.records``;
+        forgotten here."""
+        if type(self._inner) is not LogLoader or not self._inner.lines_read:
+            return {}
+        kept, self._inner.lines_read = self._inner.lines_read, {}
+        return kept
+
+    def session(self, key: str | None) -> LoadResult:
+        """The session named ``key`` as read so far (None: ``result``), for a reader that serves every session of
+        the file from one loader: a session a line format's reader routed out (an inline sidechain; an empty one
+        until its first record), or one of a document or zip format's once finished; a key the finished file does
+        not hold is a result whose error says so."""
+        if key is None or key == self.key:
+            return self.result
+        if self.sessions is not None:
+            found = next((s.result for s in self.sessions if s.key == key), None)
+            if found is not None:
+                return found
+        elif type(self._inner) is LineLoader:
+            child = self._child(key)
+            if child is not None:
+                child.error = self._inner.result.error
+                return child
+            if not self._done:
+                pending = LoadResult({"type": "session", "version": 0, "id": key}, [])
+                pending.error = self._inner.result.error
+                return pending
+        elif not self._done:
+            return LoadResult()
+        missing = LoadResult()
+        holds = ", ".join(s.key for s in (self.sessions or [])[:20]) or "none"
+        where = f"this {self.format.label} (it holds: {holds})" if self.format is not None and \
+            self.format.container != "lines" else "this file"
+        missing.error = SessionFileError(f"no session {key!r} in {where}")
+        return missing
 
     def children(self) -> list[SessionLog]:
         """The sessions a line format's reader routed out of the file besides its main log (inline sidechains)."""

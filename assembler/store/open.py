@@ -22,14 +22,13 @@ from ..interop.base import SessionLog
 from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
 from . import remote, zstd
 from .atomic import atomic_output
+from .feed import PIECE, feed_all
 from .jsonl import write_jsonl
 from .loader import AnyLoader
 from .sqlite import is_sqlite_path, read_sqlite, write_sqlite
 
 __all__ = ["load_any", "file_size", "load_sessions", "save_any", "output_stream", "session_format", "sniff",
            "is_sqlite_path"]
-
-_READ = 256 << 10
 
 
 def session_format(path: str | os.PathLike[str]) -> str:
@@ -42,11 +41,13 @@ def session_format(path: str | os.PathLike[str]) -> str:
 
 def _read(path: str | os.PathLike[str], loader: AnyLoader, progress: Callable[[int, int], None] | None,
           *, until_known: bool = False) -> None:
+    def more() -> bool:
+        return not (loader.needs_path or loader.result.error is not None or (until_known and loader.format is not None))
+
     if isinstance(path, str) and remote.is_remote(path):
         def take(piece: bytes) -> bool:
             loader.feed(piece)
-            return not (loader.needs_path or loader.result.error is not None
-                        or (until_known and loader.format is not None))
+            return more()
 
         remote.open_remote(path, take, progress)
         if loader.needs_path:
@@ -55,18 +56,9 @@ def _read(path: str | os.PathLike[str], loader: AnyLoader, progress: Callable[[i
         return
     with open(os.fspath(path), "rb", buffering=0) as raw:
         total = os.fstat(raw.fileno()).st_size
-        done = 0
-        while True:
-            piece = raw.read(_READ)
-            if not piece:
-                break
-            done += len(piece)
-            loader.feed(piece)
-            if progress is not None:
-                progress(done, total)
-            if loader.needs_path or loader.result.error is not None or (until_known and loader.format is not None):
-                return
-        if progress is not None:
+        feed_all(lambda: raw.read(PIECE), loader.feed, more=more,
+                 progress=None if progress is None else lambda done: progress(done, total))
+        if progress is not None and more():  # read to its end
             progress(total, total)
 
 

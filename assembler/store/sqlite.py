@@ -45,6 +45,7 @@ import msgspec
 
 from ..chunk_rows import pack_chunk_runs
 from ..errors import AssemblerError, DiscontinuityError
+from ..formats import SQLITE_SUFFIXES
 from ..logfile import DEFAULT_MAX_LINE_BYTES, LoadResult
 from ..records import encode
 from .atomic import atomic_path
@@ -121,8 +122,8 @@ class SchemaVersionError(StoreError):
 
 
 def is_sqlite_path(path: Any) -> bool:
-    """True for a ``.sqlite``, ``.sqlite3`` or ``.db`` path."""
-    return str(path).lower().endswith((".sqlite", ".sqlite3", ".db"))
+    """True for a path named as a SQLite session (``formats.SQLITE_SUFFIXES``, any case)."""
+    return str(path).lower().endswith(SQLITE_SUFFIXES)
 
 
 def side_files(path: Any) -> tuple[str, ...]:

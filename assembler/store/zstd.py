@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import IO, Any, Final, cast
 
 from ..errors import AssemblerError
+from ..formats import ZSTD
 
 __all__ = [
     "ZstdStreamError",
@@ -67,7 +68,8 @@ class ZstdDataError(ZstdStreamError):
 
 
 def is_zstd_path(path: Any) -> bool:
-    return str(path).endswith(".zst")
+    """True for a path named as zstd-compressed (``formats.ZSTD``'s suffix)."""
+    return str(path).endswith(ZSTD.suffixes)
 
 
 def _backend(module: ModuleType | None) -> tuple[Callable[[], Any], type[Exception]]:

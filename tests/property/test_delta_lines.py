@@ -165,6 +165,7 @@ def test_a_long_run_of_delta_lines_is_read_as_rows_not_one_record_per_line() -> 
 def test_a_served_session_pages_the_same_from_jsonl_and_jsonl_zst(tmp_path: Any) -> None:
     """The server reads both with runs of delta lines as rows (split where the decompressed pieces end, for .zst):
     the page it sends is the same bytes."""
+    from assembler.server.catalog import ServedFile
     from assembler.server.source import SessionSource
     from assembler.store import zstd
     from perf.bench_browser import unpacked_log
@@ -174,7 +175,7 @@ def test_a_served_session_pages_the_same_from_jsonl_and_jsonl_zst(tmp_path: Any)
     (tmp_path / "b.jsonl.zst").write_bytes(zstd.compress(data))
     pages = []
     for name in ("a.jsonl", "b.jsonl.zst"):
-        source = SessionSource(tmp_path / name)
+        source = SessionSource(ServedFile(tmp_path / name, tmp_path))
         source.refresh_sync()
         assert source.error is None and any(type(r) is not dict for r in source.index.records)
         pages.append(encode(source.index.session_page(None, None, None)))

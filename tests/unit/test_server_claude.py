@@ -20,7 +20,7 @@ import pytest
 
 from assembler.records import EventFrame, EventRecord, SnapshotFrame
 from assembler.server import create_app
-from assembler.server.source import TAIL_IDLE_S
+from assembler.server.catalog import TAIL_IDLE_S
 from perf.load_follow import ServerThread
 from tests.claude_projects import (
     AGENT,
@@ -175,9 +175,9 @@ def _events(stream: Iterator[tuple[str | None, Any]], until: str) -> list[dict[s
 
 def test_a_growing_claude_file_is_followed_over_sse(growing: tuple[ServerThread, Path, list[bytes]],
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    import assembler.server.source as source
+    import assembler.server.catalog as catalog
 
-    monkeypatch.setattr(source, "TAIL_IDLE_S", 0.3)  # the idle spell after which the newest response is closed
+    monkeypatch.setattr(catalog, "TAIL_IDLE_S", 0.3)  # the idle spell after which the newest response is closed
     server, path, rest = growing
     sid = f"{APP}/{PARENT}"
     url = f"{server.base_url}/api/sessions/{sid}/follow"
