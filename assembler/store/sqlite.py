@@ -399,6 +399,10 @@ class SqliteSessionStore:
             raise _wrap(self.path, exc) from None
         return added
 
+    def checkpoint(self) -> None:
+        """Move the write-ahead log into the database file and empty it (a finished file needs no ``-wal``)."""
+        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def close(self) -> None:
         self._conn.close()
 
@@ -451,7 +455,7 @@ def write_sqlite(path: str | os.PathLike[str], header: dict[str, Any], records: 
             with SqliteSessionStore.create(tmp, header) as store:
                 store.path = p  # errors name the output, not its temporary file
                 store.append_records(records)
-                store._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                store.checkpoint()
         except StoreError as exc:
             if exc.path != p:
                 raise StoreError(p, exc.reason) from None
