@@ -191,7 +191,7 @@ class SessionSource:
         had_error = self.error is not None
         new, cut = await run_in_threadpool(self.refresh_sync)
         if cut:
-            # Rewritten in place: every follower is cut off; its EventSource reconnects and gets a fresh snapshot
+            # Rewritten in place: every follower is cut off; the page reconnects and gets a fresh snapshot
             # of what the file holds now (the viewer's reconnect path), never the stale records.
             for follower in list(self.subscribers):
                 follower.close()

@@ -204,3 +204,40 @@ def test_the_browser_edge_is_composed_not_mixed_in() -> None:
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
                 problems.append(f"{path.name}:{node.lineno}: setattr")
     assert problems == []
+
+
+# Private names of objects that are not ours, used because their library offers no public one.
+FOREIGN_PRIVATE = {("assembler/store/remote.py", "fs._strip_protocol")}
+"""fsspec: a filesystem's path for a URL without building a new filesystem (``url_to_fs`` builds one)."""
+
+
+def _own_privates(cls: ast.ClassDef) -> set[str]:
+    """The private attributes a class sets on its instances (``self._x = ...``, ``__slots__``)."""
+    names = {t.attr for n in ast.walk(cls) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+             for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+    return {n for n in names if n.startswith("_")}
+
+
+def test_no_module_reads_a_private_name_of_another_object() -> None:
+    """Across the package and the Definitions, ``obj._x`` is read only on ``self``/``cls``, or inside the class that
+    owns ``_x`` (another instance of itself: ``__eq__``, an alternative constructor); an object of another class
+    is asked through its public surface."""
+    problems = []
+    for path in sorted([*(ROOT / "assembler").rglob("*.py"), *(ROOT / "definitions").rglob("*.py")]):
+        rel = path.relative_to(ROOT).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        allowed: dict[int, set[str]] = {}
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            own = _own_privates(cls)
+            for inner in ast.walk(cls):
+                allowed.setdefault(id(inner), set()).update(own)
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")):
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                continue
+            if node.attr in allowed.get(id(node), set()) or (rel, ast.unparse(node)) in FOREIGN_PRIVATE:
+                continue
+            problems.append(f"{rel}:{node.lineno}: {ast.unparse(node)}")
+    assert problems == []

@@ -1,5 +1,5 @@
 """A listing of a quiet folder opens no file: a file whose device, inode, size and time are those it was read with
-is listed from what was read (``catalog.FileMeta._unchanged``); a grown file, one replaced by another (same size and
+is listed from what was read (``catalog.ServedFile._unchanged``); a grown file, one replaced by another (same size and
 time, another inode) or by a symlink, and a line-format file whose idle tail is due to close are opened again."""
 
 from __future__ import annotations
