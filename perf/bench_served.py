@@ -104,7 +104,7 @@ def measure(browser: Any, boots: int = 4, rounds: int = 2, log: Any = print,
     loads = [x["wall"] for r in results for x in r["loads"]]
     first_clicks = [r["clicks"][0] for r in results if r["first"] == "click"]
     first_loads = [r["loads"][0]["wall"] for r in results if r["first"] == "load"]
-    med = lambda xs: round(statistics.median(xs), 1) if xs else None  # noqa: E731
+    med = lambda xs: round(statistics.median(xs), 1) if xs else None
     report = {
         "session": SESSION, "boots": boots, "rounds": rounds, "pageBytes": results[0]["loads"][0]["bytes"],
         "records": results[0]["loads"][0]["records"],
