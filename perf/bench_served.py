@@ -69,6 +69,10 @@ def write_session(path: Path, runs: int = DELTA_RUNS, total_deltas: int = DELTA_
         writer.append(history_transport_events(runs, total_deltas))
 
 
+def _median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 1) if values else None
+
+
 def _boot(browser: Any, url: str, click_first: bool, rounds: int) -> dict[str, Any]:
     context = browser.new_context(viewport={"width": 1200, "height": 900})
     try:
@@ -104,12 +108,11 @@ def measure(browser: Any, boots: int = 4, rounds: int = 2, log: Any = print,
     loads = [x["wall"] for r in results for x in r["loads"]]
     first_clicks = [r["clicks"][0] for r in results if r["first"] == "click"]
     first_loads = [r["loads"][0]["wall"] for r in results if r["first"] == "load"]
-    med = lambda xs: round(statistics.median(xs), 1) if xs else None
     report = {
         "session": SESSION, "boots": boots, "rounds": rounds, "pageBytes": results[0]["loads"][0]["bytes"],
         "records": results[0]["loads"][0]["records"],
-        "clickFirstRowMs": med(clicks), "loadPageMs": med(loads),
-        "firstAfterBoot": {"clickFirstRowMs": med(first_clicks), "loadPageMs": med(first_loads)},
+        "clickFirstRowMs": _median(clicks), "loadPageMs": _median(loads),
+        "firstAfterBoot": {"clickFirstRowMs": _median(first_clicks), "loadPageMs": _median(first_loads)},
         "runs": results,
     }
     log(f"served: click → first row {report['clickFirstRowMs']} ms, loadPage {report['loadPageMs']} ms (medians); "
