@@ -1,12 +1,15 @@
-"""A session page decoded for the first screen: the same verdicts as ``records.decode_page``, without one Python
-object per packed fragment.
+"""A session page, or a follow snapshot, decoded for the first screen: the same verdicts as ``records.decode_page``
+(``records.decode_follow_frame``), without one Python object per packed fragment. Over 400 lines: one concept, the
+lazy decoding of a page's records, which both forms share (a snapshot is a page with a header and a cursor).
 
 Rules: ``decode_lazy_page`` parses the page with msgspec, each row's ``dt`` and ``texts``/``args`` kept as raw JSON
 (``msgspec.Raw``); everything else is the strict schema (``records``). A row whose raw fields pass the fast C-level
 checks below gets ``LazyTexts``/``LazyGaps`` (its joined text decoded in one piece, the member count from the
 separators); any other row is decoded with the strict field types, as ``decode_page`` would. When any row is not
 valid the whole page is decoded again by ``decode_page``, so the error (its ``$.path`` included) is exactly the
-strict one. A lazy sequence behaves as the list it stands for (indexing, iteration, ``len``, ``==``, encoding),
+strict one. ``decode_lazy_frame`` does the same for a follow frame: a snapshot (the served session's first page)
+is decoded as a page is, its strict error being ``decode_follow_frame``'s; an event frame (one scalar event) is decoded
+strictly. A lazy sequence behaves as the list it stands for (indexing, iteration, ``len``, ``==``, encoding),
 decoding its members on first use; the fold reads ``joined`` and ``first_nonempty`` without them.
 
 Cutting (``_cut``): msgspec need not scan the string arrays the fast checks accept. Each ``"texts":[`` and
@@ -33,32 +36,37 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from collections.abc import Callable, Iterator, Sequence
+from typing import Annotated, Any, overload
 
 import msgspec
-from msgspec import UNSET, Struct, UnsetType
+from msgspec import UNSET, Meta, Struct, UnsetType
 
 from .jsontext import MAX_DEPTH, NestingError, check_depth
 from .records import (
     MAX_SAFE_INTEGER,
     ChunksRecord,
+    EventFrame,
     EventRecord,
+    HistoryRecord,
     NonEmptyStrings,
     Number,
+    Projections,
     ReasoningChunksEvent,
     SafeInt,
     SeqInt,
     SessionEvent,
     SessionPage,
+    SnapshotFrame,
     TextChunksEvent,
     TextRowData,
     ToolCallChunksEvent,
     ToolCallRowData,
+    decode_follow_frame,
     decode_page,
 )
 
-__all__ = ["LazyTexts", "LazyGaps", "decode_lazy_page", "joined_fragments"]
+__all__ = ["LazyTexts", "LazyGaps", "decode_lazy_frame", "decode_lazy_page", "joined_fragments"]
 
 _strings = msgspec.json.Decoder(NonEmptyStrings)
 _gaps = msgspec.json.Decoder(list[SafeInt])
@@ -253,8 +261,34 @@ class _ShallowPage(Struct, frozen=True):
     hasMore: bool
 
 
-_raw_page = msgspec.json.Decoder(_RawPage)
-_shallow_page = msgspec.json.Decoder(_ShallowPage)
+_Cursor = Annotated[int, Meta(ge=-1, le=MAX_SAFE_INTEGER)]
+
+
+class _RawSnapshot(Struct, frozen=True, tag_field="type", tag="snapshot"):
+    """A follow snapshot (``records.SnapshotFrame``) whose rows' payload fields are kept raw."""
+
+    header: dict[str, Any]
+    cursor: _Cursor
+    records: list[EventRecord | _RawChunks]
+    hasMore: bool
+    projections: Projections
+    error: dict[str, Any] | None = None
+
+
+class _ShallowSnapshot(Struct, frozen=True, tag_field="type", tag="snapshot"):
+    """A snapshot whose events, header, projections and error are kept raw (each is depth-checked alone)."""
+
+    header: msgspec.Raw
+    cursor: _Cursor
+    records: list[_RawEventRecord | _RawChunks]
+    hasMore: bool
+    projections: msgspec.Raw
+    error: msgspec.Raw = msgspec.Raw(b"null")
+
+
+_header = msgspec.json.Decoder(dict[str, Any])
+_projections = msgspec.json.Decoder(Projections)
+_error = msgspec.json.Decoder(dict[str, Any] | None)
 _event = msgspec.json.Decoder(SessionEvent)
 _STRICT: dict[type, Any] = {_RawText: TextChunksEvent, _RawReasoning: ReasoningChunksEvent,
                             _RawTool: ToolCallChunksEvent}
@@ -384,6 +418,32 @@ def _few_brackets(data: bytes) -> bool:
     return True
 
 
+def _snapshot(raw: Any, records: list[HistoryRecord]) -> SnapshotFrame:
+    header, projections, error = raw.header, raw.projections, raw.error
+    if type(raw) is _ShallowSnapshot:
+        for part in (header, projections, error):
+            check_depth(part, MAX_DEPTH)
+        header, projections, error = _header.decode(header), _projections.decode(projections), _error.decode(error)
+    return SnapshotFrame(header, raw.cursor, records, raw.hasMore, projections, error)
+
+
+class _Form(Struct, frozen=True):
+    """What is decoded: its decoders (all at once; its events kept raw), how the records become it, and its strict
+    decoder (which names the error)."""
+
+    whole: msgspec.json.Decoder[Any]
+    shallow: msgspec.json.Decoder[Any]
+    build: Callable[[Any, list[HistoryRecord]], Any]
+    strict: Callable[[bytes | bytearray | memoryview], Any]
+
+
+_PAGE = _Form(msgspec.json.Decoder(_RawPage), msgspec.json.Decoder(_ShallowPage),
+              lambda raw, records: SessionPage(records, raw.hasMore), decode_page)
+_SNAPSHOT = _Form(msgspec.json.Decoder(_RawSnapshot), msgspec.json.Decoder(_ShallowSnapshot), _snapshot,
+                  decode_follow_frame)
+_SNAPSHOT_START = b'{"type":"snapshot",'
+
+
 def decode_lazy_page(buf: bytes | bytearray | memoryview) -> SessionPage:
     """Decode the JSON bytes of a ``SessionPage`` like ``decode_page`` (same records, same errors), packed fragments
     kept lazy where the fast checks allow.
@@ -391,27 +451,45 @@ def decode_lazy_page(buf: bytes | bytearray | memoryview) -> SessionPage:
     Raises:
         RecordDecodeError: the bytes are not a valid page (the strict decoder's message).
     """
+    page: SessionPage = _lazy(buf, _PAGE)
+    return page
+
+
+def decode_lazy_frame(buf: bytes | bytearray | memoryview) -> SnapshotFrame | EventFrame:
+    """Decode one follow frame like ``decode_follow_frame`` (same frames, same errors): a snapshot's packed
+    fragments kept lazy where the fast checks allow, as ``decode_lazy_page`` keeps a page's.
+
+    Raises:
+        RecordDecodeError: the bytes are not a valid frame (the strict decoder's message).
+    """
+    if bytes(buf[:len(_SNAPSHOT_START)]) != _SNAPSHOT_START:
+        return decode_follow_frame(buf)  # an event frame is one scalar event: nothing to keep lazy
+    frame: SnapshotFrame = _lazy(buf, _SNAPSHOT)
+    return frame
+
+
+def _lazy(buf: bytes | bytearray | memoryview, form: _Form) -> Any:
     data = buf if type(buf) is bytes else bytes(buf)
     cut = _cut(data)
     if cut is not None:
         try:
-            return _decode(*cut)
+            return _decode(*cut, form)
         except (msgspec.DecodeError, msgspec.ValidationError, NestingError, RecursionError, _Invalid):
             pass  # the page uncut decides (a placeholder in an event's data, a row the strict types must see)
     try:
-        return _decode(data, None)
+        return _decode(data, None, form)
     except (msgspec.DecodeError, msgspec.ValidationError, NestingError, RecursionError, _Invalid):
-        return decode_page(buf)  # raises the strict error (or, should the fast path be stricter, decodes)
+        return form.strict(buf)  # raises the strict error (or, should the fast path be stricter, decodes)
 
 
-def _decode(data: bytes, cuts: _Cuts | None) -> SessionPage:
+def _decode(data: bytes, cuts: _Cuts | None, form: _Form) -> Any:
     if _few_brackets(data):  # nothing can nest too deep
-        raw: Any = _raw_page.decode(data)
+        raw: Any = form.whole.decode(data)
         records = [r if type(r) is EventRecord else _row(r.event, cuts) for r in raw.records]
     else:  # the page's own levels are fixed: only an event's data can nest deeper, so check each event
-        raw = _shallow_page.decode(data)
+        raw = form.shallow.decode(data)
         records = [_event_record(r.event) if type(r) is _RawEventRecord else _row(r.event, cuts)
                    for r in raw.records]
     if cuts is not None and not all(cuts.taken):
         raise _Invalid  # a placeholder landed outside a row's payload field
-    return SessionPage(records, raw.hasMore)
+    return form.build(raw, records)

@@ -66,6 +66,7 @@ export function openSession(id, { onOpened = () => {} } = {}) {
       if (!current()) return;
       const first = !state.liveOpened;
       state.liveOpened = true;
+      if (update.html) view.prime(update.html); // a snapshot's first screen came with it: no second trip
       if (!update.error) clearAlert("live"); // recovered
       if (update.sessionError) {
         const e = update.sessionError;

@@ -16,8 +16,7 @@ from typing import Any
 
 from ..errors import AssemblerError
 from ..history import DEFAULT_MAX_MESSAGES
-from ..lazy_rows import decode_lazy_page
-from ..records import decode_follow_frame
+from ..lazy_rows import decode_lazy_frame, decode_lazy_page
 from . import view_api
 from .compare_view import CompareView
 from .filters import search_shown
@@ -86,9 +85,10 @@ class Viewer:
     @guarded
     def apply_frames(self, frames: Sequence[Any]) -> bytes:
         """Apply follow frames (each the JSON bytes of a snapshot or event frame), in order, then flush once. A
-        snapshot opens the journal, or reopens it after a reconnect. A gap in the live events yields a repair
-        ``request`` to fetch and answer with ``answer_page``."""
-        return encode_json(self.window.frames(decode_follow_frame(as_bytes(raw)) for raw in frames))
+        snapshot opens the journal, or reopens it after a reconnect; it is decoded as ``load_page`` decodes a page
+        (``lazy_rows``), and the update that replaces the window carries the first screen's HTML (``html``). A gap
+        in the live events yields a repair ``request`` to fetch and answer with ``answer_page``."""
+        return encode_json(self.window.frames(decode_lazy_frame(as_bytes(raw)) for raw in frames))
 
     @guarded
     def request_older(self, max_messages: int = DEFAULT_MAX_MESSAGES, from_seq: int | None = None) -> bytes:

@@ -221,7 +221,7 @@ class Window:
     def frames(self, frames: Iterable[SnapshotFrame | EventFrame]) -> dict[str, Any]:
         """Apply follow frames in order (a frame that fails to decode raises while ``frames`` is iterated), then
         flush once. A snapshot opens the journal, or reopens it after a reconnect; a gap in the live events yields a
-        repair ``request``."""
+        repair ``request``. An update that replaces the window carries the first screen's HTML, as a page's does."""
         self.live = True
         requests: list[dict[str, Any]] = []
         error: dict[str, Any] | None = None
@@ -242,6 +242,8 @@ class Window:
         except (AssemblerError, JournalError) as exc:
             error = error_value(exc, "live")
         update = self.flush_update(requests, header=self.header)
+        if update["replace"]:
+            self.first_screen(update)
         if error is not None:
             update["error"] = error
         if session_error is not None:

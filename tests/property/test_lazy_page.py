@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assembler.errors import RecordDecodeError
-from assembler.lazy_rows import LazyGaps, LazyTexts, decode_lazy_page, joined_fragments
-from assembler.records import MAX_SAFE_INTEGER, SessionPage, decode_page, encode
+from assembler.lazy_rows import LazyGaps, LazyTexts, decode_lazy_frame, decode_lazy_page, joined_fragments
+from assembler.records import MAX_SAFE_INTEGER, SessionPage, decode_follow_frame, decode_page, encode
 from assembler.transcript import assemble, canonical_json
 from definitions import default_definitions
 
@@ -72,6 +72,63 @@ def _same_verdict(buf: bytes) -> tuple[SessionPage, SessionPage] | None:
     lazy = decode_lazy_page(buf)
     assert lazy == strict
     return lazy, strict
+
+
+def _same_frame_verdict(buf: bytes) -> Any:
+    """The lazy and strict decodings of the follow frame ``buf``: equal frames, or the same error (then None)."""
+    try:
+        strict = decode_follow_frame(buf)
+    except RecordDecodeError as exc:
+        with pytest.raises(RecordDecodeError) as got:
+            decode_lazy_frame(buf)
+        assert str(got.value) == str(exc)
+        return None
+    lazy = decode_lazy_frame(buf)
+    assert lazy == strict
+    return lazy
+
+
+SNAPSHOT_PARTS = st.sampled_from([
+    ('{"a":1}', "7", '{"asOfSeq":7,"values":{}}', ""),
+    ('{"texts":["x","y"]}', "7", '{"asOfSeq":7,"values":{}}', ""),  # a payload key in the header: uncut
+    ('{"a":1}', "-2", '{"asOfSeq":7,"values":{}}', ""),
+    ('{"a":1}', "7", '{"asOfSeq":7,"values":{}}', ',"error":{"detail":"x"}'),
+    ('{"a":1}', "7", '{"asOfSeq":"7"}', ""),
+    ("[" * 300 + "]" * 300, "7", '{"asOfSeq":7,"values":{}}', ""),
+    ('{"a":' + "[" * 300 + "]" * 300 + "}", "7", '{"asOfSeq":7,"values":{}}', ""),
+    ('{"a":1}', "7", '{"asOfSeq":7,"values":{"v":' + "[" * 400 + "]" * 400 + "}}", ""),
+    ('{"a":"\\ud800"}', "7", '{"asOfSeq":7,"values":{}}', ""),
+])
+
+
+@given(st.lists(row_json(), min_size=1, max_size=4), SNAPSHOT_PARTS, st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_lazy_and_strict_snapshots_agree(rows: list[str], parts: tuple[str, str, str, str], deep: bool) -> None:
+    """A served session's first frame decodes lazily with the strict verdict, header, cursor, projections and error
+    included, whether the frame nests deep enough for its events to be checked one by one or not."""
+    header, cursor, projections, error = parts
+    step = '{"type":"event","event":{"type":"step/start","seq":0,"time":0,"data":{"turn":1,"step":1}}}'
+    if deep:  # over MAX_DEPTH brackets in all: the events are kept raw and depth-checked alone
+        step += "," + ",".join([step] * 130)
+    buf = (f'{{"type":"snapshot","header":{header},"cursor":{cursor},"records":[' + ",".join([step, *rows])
+           + f'],"hasMore":false,"projections":{projections}{error}}}').encode("utf-8", "surrogatepass")
+    _same_frame_verdict(buf)
+
+
+def test_a_served_snapshot_keeps_its_rows_lazy() -> None:
+    from perf.bench_browser import pages
+
+    page = json.loads(pages(3, 600)["packed"])
+    buf = encode({"type": "snapshot", "header": {"id": "s"}, "cursor": 5, "records": page["records"],
+                  "hasMore": False, "projections": {"asOfSeq": 5, "values": {}}})
+    lazy = _same_frame_verdict(buf)
+    assert all(type(r.event.data.texts) is LazyTexts for r in lazy.records if r.event.type.startswith("chunkrow"))
+
+
+def test_an_event_frame_is_decoded_strictly() -> None:
+    frame = b'{"type":"event","event":{"type":"step/start","seq":3,"time":0,"data":{"turn":1,"step":1}}}'
+    assert decode_lazy_frame(frame) == decode_follow_frame(frame)
+    _same_frame_verdict(b'{"type":"event","event":{"type":"x","seq":-1,"time":0,"data":{}}}')
 
 
 @given(st.lists(row_json(), min_size=1, max_size=4))

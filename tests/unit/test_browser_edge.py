@@ -263,3 +263,29 @@ def test_every_entry_point_the_worker_calls_is_one_of_the_viewer() -> None:
     public = {n for n in dir(Viewer) if not n.startswith("_") and callable(getattr(Viewer, n))}
     assert called and called <= public, sorted(called - public)
     assert public == called, sorted(public - called)
+
+
+def test_a_served_snapshot_opens_through_the_lazy_decoder_with_its_first_screen() -> None:
+    """The served open path decodes its snapshot as ``load_page`` decodes a page (packed payloads kept lazy) and,
+    like it, sends the first screen's rows with the update: the page needs no second trip for them."""
+    from assembler.history import MessageIndex
+    from assembler.lazy_rows import LazyTexts
+
+    header, _events = events_of()
+    records = parse_session_bytes(demo_bytes()).records
+    frame = encode(MessageIndex(records).snapshot(header, 50))
+    viewer = Viewer()
+    update = json.loads(viewer.apply_frames([frame]))
+    lazy = [type(e.event.data.fragments) is LazyTexts for e in viewer.window.assembler.window_entries()
+            if e.event.type.startswith("chunkrow/")]
+    assert any(lazy)
+    assert update["replace"] and update["html"]["html"]
+    assert set(update["html"]["html"]) <= {n["key"] for n in update["nodes"]}
+    served = json.loads(viewer.digest())["digest"]
+    page = Viewer()
+    page.load_page(encode(MessageIndex(records).page(None, None, 50)))
+    assert json.loads(page.digest())["digest"] == served
+    assert lazy == [type(e.event.data.fragments) is LazyTexts for e in page.window.assembler.window_entries()
+                    if e.event.type.startswith("chunkrow/")]  # the same rows stay lazy as load_page's
+    live = json.loads(viewer.apply_frames([encode({"type": "event", "event": _events[-1] | {"seq": 10**6}})]))
+    assert "html" not in live  # a live event's update is an upsert: its rows are rendered when shown

@@ -1,0 +1,154 @@
+"""A served big session opened in Chromium, as a reader opens it: the synthetic 416,756-event session written as a
+packed log, served by the product server over build/site; in a freshly booted viewer the reader clicks its entry in
+the session list, and the time runs from the click to the first row on screen (the page's ``viewer:first-row``
+mark: the follow snapshot fetched, decoded and folded in the worker, its first screen laid out). Beside it, in the
+same pages, ``transcriptViewer.loadPage`` of the same page (``GET /api/sessions/ID/page``, the records the snapshot
+carries) to its first screen: the served open path against ``load_page``.
+
+    .venv/bin/python -m perf.bench_served [--json OUT] [--boots N] [--rounds N]
+
+Each boot is a fresh browser context; in it ``--rounds`` rounds of one click and one ``loadPage``, the first
+round's order alternating between boots (so each path is also measured first after boot, as often as the other).
+Reports medians: every click and load (``clickFirstRowMs``, ``loadPageMs``) and the first of a boot
+(``firstAfterBoot``); nothing is asserted (STYLE 15). Needs ``make build``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from perf.synthetic import DELTA_EVENTS, DELTA_RUNS, history_transport_events
+
+__all__ = ["SESSION", "write_session", "measure", "run", "main"]
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "build" / "site"
+SESSION = "bench-served"
+
+_READY = f"""async () => {{
+    await window.transcriptViewer.ready;
+    return document.querySelector("#session-list button[data-id='{SESSION}']") !== null;
+}}"""
+
+# One click on the session's list entry to its first row; the mark is cleared first so each click sets its own.
+_CLICK = f"""async () => {{
+    performance.clearMarks("viewer:first-row");
+    const button = document.querySelector("#session-list button[data-id='{SESSION}']");
+    if (!button) throw new Error("the session list has no entry {SESSION}");
+    const t0 = performance.now();
+    button.click();
+    while (performance.now() - t0 < 120000) {{
+        const mark = performance.getEntriesByName("viewer:first-row")[0];
+        if (mark) return mark.startTime - t0;
+        await new Promise((resolve) => setTimeout(resolve, 1));
+    }}
+    throw new Error("no first row 120 s after the click");
+}}"""
+
+_LOAD = """async ([path]) => {
+    const tv = window.transcriptViewer;
+    const bytes = new Uint8Array(await (await fetch(path)).arrayBuffer());
+    const t0 = performance.now();
+    const r = await tv.loadPage(bytes);
+    return { wall: performance.now() - t0, ms: r.ms, bytes: bytes.length, records: r.records };
+}"""
+
+
+def write_session(path: Path, runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS) -> None:
+    """The synthetic session as a packed log (one batch: its delta runs become chunk rows), as the recorder writes."""
+    from assembler.store.jsonl import SessionWriter
+
+    header = {"type": "session", "version": 0, "id": SESSION, "createdAt": 0, "cwd": "/bench"}
+    with SessionWriter(path, header) as writer:
+        writer.append(history_transport_events(runs, total_deltas))
+
+
+def _median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 1) if values else None
+
+
+def _boot(browser: Any, url: str, click_first: bool, rounds: int) -> dict[str, Any]:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(300_000)
+        page.goto(url)
+        page.wait_for_function(_READY, polling=50)
+        clicks: list[float] = []
+        loads: list[dict[str, Any]] = []
+        for i in range(rounds):
+            steps = ("click", "load") if click_first == (i % 2 == 0) else ("load", "click")
+            for step in steps:
+                if step == "click":
+                    clicks.append(page.evaluate(_CLICK))
+                else:
+                    loads.append(page.evaluate(_LOAD, [f"api/sessions/{SESSION}/page?maxMessages=50"]))
+        return {"first": "click" if click_first else "load", "clicks": clicks, "loads": loads}
+    finally:
+        context.close()
+
+
+def measure(browser: Any, boots: int = 4, rounds: int = 2, log: Any = print,
+            runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS) -> dict[str, Any]:
+    """The served session's click → first row and ``loadPage`` of its page, over ``boots`` fresh contexts."""
+    from assembler.server import create_app
+    from perf.load_follow import ServerThread
+
+    with tempfile.TemporaryDirectory(prefix="bench-served-") as tmp:
+        write_session(Path(tmp) / f"{SESSION}.jsonl", runs, total_deltas)
+        with ServerThread(create_app([tmp], static_dir=SITE)) as server:
+            results = [_boot(browser, f"{server.base_url}/", b % 2 == 0, rounds) for b in range(boots)]
+    clicks = [c for r in results for c in r["clicks"]]
+    loads = [x["wall"] for r in results for x in r["loads"]]
+    first_clicks = [r["clicks"][0] for r in results if r["first"] == "click"]
+    first_loads = [r["loads"][0]["wall"] for r in results if r["first"] == "load"]
+    report = {
+        "session": SESSION, "boots": boots, "rounds": rounds, "pageBytes": results[0]["loads"][0]["bytes"],
+        "records": results[0]["loads"][0]["records"],
+        "clickFirstRowMs": _median(clicks), "loadPageMs": _median(loads),
+        "firstAfterBoot": {"clickFirstRowMs": _median(first_clicks), "loadPageMs": _median(first_loads)},
+        "runs": results,
+    }
+    log(f"served: click → first row {report['clickFirstRowMs']} ms, loadPage {report['loadPageMs']} ms (medians); "
+        f"first after boot {report['firstAfterBoot']}")
+    return report
+
+
+def run(boots: int = 4, rounds: int = 2) -> dict[str, Any]:
+    from playwright.sync_api import sync_playwright
+
+    from perf.bench_browser import CHROMIUM, CHROMIUM_ARGS
+
+    if not (SITE / "worker.mjs").is_file():
+        raise SystemExit("build/site is missing: run `make build`")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, chromium_sandbox=False, headless=True,
+                                     args=CHROMIUM_ARGS)
+        try:
+            return {"benchmark": "served", "chromium": browser.version, **measure(browser, boots, rounds)}
+        finally:
+            browser.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", metavar="OUT", help="write the report here")
+    parser.add_argument("--boots", type=int, default=4, help="fresh browser contexts (default 4)")
+    parser.add_argument("--rounds", type=int, default=2, help="clicks and loads per boot (default 2)")
+    args = parser.parse_args(argv)
+    report = run(args.boots, args.rounds)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps({k: v for k, v in report.items() if k != "runs"}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
