@@ -5,12 +5,12 @@ mark: the follow snapshot fetched, decoded and folded in the worker, its first s
 same pages, ``transcriptViewer.loadPage`` of the same page (``GET /api/sessions/ID/page``, the records the snapshot
 carries) to its first screen: the served open path against ``load_page``.
 
-    .venv/bin/python -m perf.bench_served [--json OUT] [--boots N] [--rounds N]
+    .venv/bin/python -m perf.bench_served [--json OUT] [--boots N]
 
-Each boot is a fresh browser context; in it ``--rounds`` rounds of one click and one ``loadPage``, the first
-round's order alternating between boots (so each path is also measured first after boot, as often as the other).
-Reports medians: every click and load (``clickFirstRowMs``, ``loadPageMs``) and the first of a boot
-(``firstAfterBoot``); nothing is asserted (STYLE 15). Needs ``make build``.
+Each measurement is the first thing a freshly booted viewer does (a new browser context each, the two paths
+alternating, ``--boots`` of each): what a reader opening a session meets. The click's time includes fetching the
+snapshot from the server; ``loadPage``'s starts with the page's bytes already fetched. Reports the medians
+(``clickFirstRowMs``, ``loadPageMs``); nothing is asserted (STYLE 15). Needs ``make build``.
 """
 
 from __future__ import annotations
@@ -73,54 +73,47 @@ def _median(values: list[float]) -> float | None:
     return round(statistics.median(values), 1) if values else None
 
 
-def _boot(browser: Any, url: str, click_first: bool, rounds: int) -> dict[str, Any]:
+def _boot(browser: Any, url: str, step: str) -> dict[str, Any]:
+    """A fresh context, booted, then one ``step``: ``click`` (the list entry to its first row) or ``load``."""
     context = browser.new_context(viewport={"width": 1200, "height": 900})
     try:
         page = context.new_page()
         page.set_default_timeout(300_000)
         page.goto(url)
         page.wait_for_function(_READY, polling=50)
-        clicks: list[float] = []
-        loads: list[dict[str, Any]] = []
-        for i in range(rounds):
-            steps = ("click", "load") if click_first == (i % 2 == 0) else ("load", "click")
-            for step in steps:
-                if step == "click":
-                    clicks.append(page.evaluate(_CLICK))
-                else:
-                    loads.append(page.evaluate(_LOAD, [f"api/sessions/{SESSION}/page?maxMessages=50"]))
-        return {"first": "click" if click_first else "load", "clicks": clicks, "loads": loads}
+        if step == "click":
+            return {"step": step, "ms": page.evaluate(_CLICK)}
+        load = page.evaluate(_LOAD, [f"api/sessions/{SESSION}/page?maxMessages=50"])
+        return {"step": step, "ms": load["wall"], "load": load}
     finally:
         context.close()
 
 
-def measure(browser: Any, boots: int = 4, rounds: int = 2, log: Any = print,
-            runs: int = DELTA_RUNS, total_deltas: int = DELTA_EVENTS) -> dict[str, Any]:
-    """The served session's click → first row and ``loadPage`` of its page, over ``boots`` fresh contexts."""
+def measure(browser: Any, boots: int = 4, log: Any = print, runs: int = DELTA_RUNS,
+            total_deltas: int = DELTA_EVENTS) -> dict[str, Any]:
+    """The served session's click → first row and ``loadPage`` of its page, each first after boot, in ``boots``
+    fresh contexts apiece (alternating)."""
     from assembler.server import create_app
     from perf.load_follow import ServerThread
 
     with tempfile.TemporaryDirectory(prefix="bench-served-") as tmp:
         write_session(Path(tmp) / f"{SESSION}.jsonl", runs, total_deltas)
         with ServerThread(create_app([tmp], static_dir=SITE)) as server:
-            results = [_boot(browser, f"{server.base_url}/", b % 2 == 0, rounds) for b in range(boots)]
-    clicks = [c for r in results for c in r["clicks"]]
-    loads = [x["wall"] for r in results for x in r["loads"]]
-    first_clicks = [r["clicks"][0] for r in results if r["first"] == "click"]
-    first_loads = [r["loads"][0]["wall"] for r in results if r["first"] == "load"]
+            results = [_boot(browser, f"{server.base_url}/", step) for _ in range(boots) for step in ("click", "load")]
+    clicks = [r["ms"] for r in results if r["step"] == "click"]
+    loads = [r for r in results if r["step"] == "load"]
     report = {
-        "session": SESSION, "boots": boots, "rounds": rounds, "pageBytes": results[0]["loads"][0]["bytes"],
-        "records": results[0]["loads"][0]["records"],
-        "clickFirstRowMs": _median(clicks), "loadPageMs": _median(loads),
-        "firstAfterBoot": {"clickFirstRowMs": _median(first_clicks), "loadPageMs": _median(first_loads)},
+        "session": SESSION, "boots": boots, "pageBytes": loads[0]["load"]["bytes"],
+        "records": loads[0]["load"]["records"],
+        "clickFirstRowMs": _median(clicks), "loadPageMs": _median([r["ms"] for r in loads]),
         "runs": results,
     }
-    log(f"served: click → first row {report['clickFirstRowMs']} ms, loadPage {report['loadPageMs']} ms (medians); "
-        f"first after boot {report['firstAfterBoot']}")
+    log(f"served: click → first row {report['clickFirstRowMs']} ms, loadPage {report['loadPageMs']} ms "
+        f"(medians over {boots} fresh boots each)")
     return report
 
 
-def run(boots: int = 4, rounds: int = 2) -> dict[str, Any]:
+def run(boots: int = 4) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
     from perf.bench_browser import CHROMIUM, CHROMIUM_ARGS
@@ -131,7 +124,7 @@ def run(boots: int = 4, rounds: int = 2) -> dict[str, Any]:
         browser = pw.chromium.launch(executable_path=CHROMIUM, chromium_sandbox=False, headless=True,
                                      args=CHROMIUM_ARGS)
         try:
-            return {"benchmark": "served", "chromium": browser.version, **measure(browser, boots, rounds)}
+            return {"benchmark": "served", "chromium": browser.version, **measure(browser, boots)}
         finally:
             browser.close()
 
@@ -139,13 +132,15 @@ def run(boots: int = 4, rounds: int = 2) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", metavar="OUT", help="write the report here")
-    parser.add_argument("--boots", type=int, default=4, help="fresh browser contexts (default 4)")
-    parser.add_argument("--rounds", type=int, default=2, help="clicks and loads per boot (default 2)")
+    parser.add_argument("--boots", type=int, default=4, help="fresh browser contexts per path (default 4)")
     args = parser.parse_args(argv)
-    report = run(args.boots, args.rounds)
+    report = run(args.boots)
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+        out = Path(args.json)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.tmp")
+        tmp.write_text(json.dumps(report, indent=2) + "\n")
+        tmp.replace(out)
     print(json.dumps({k: v for k, v in report.items() if k != "runs"}, indent=2))
     return 0
 
