@@ -86,6 +86,10 @@ class LazyTexts(Sequence[str]):
         self.joined = joined
         self._items: list[str] | None = None
 
+    def cut_from(self, payload: bytes) -> bool:
+        """Whether these fragments were cut from another array than ``payload`` (a page's shared cut array)."""
+        return self._raw is not payload
+
     def items(self) -> list[str]:
         """The fragments as a list (decoded on first use, then kept)."""
         if self._items is None:
@@ -379,7 +383,7 @@ def _row(raw_event: Any, cuts: _Cuts | None) -> ChunksRecord:
     members = len(texts) if texts is not None else 0
     if (texts is None or gaps is None or len(gaps) != members - 1 or seq + members - 1 > MAX_SAFE_INTEGER
             or abs(time) + len(gaps) * _MAX_GAP > MAX_SAFE_INTEGER):
-        if type(texts) is LazyTexts and texts._raw is not payload:
+        if type(texts) is LazyTexts and texts.cut_from(payload):
             raise _Invalid  # a cut array the strict types must see: decode the page uncut
         try:  # the strict field types; the row's own check runs in __post_init__
             texts, gaps = _strings.decode(payload), _gaps.decode(dt_raw)
