@@ -14,7 +14,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
+import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +39,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     thread from the first browser test until the session ends, which would break ``asyncio.run`` in later tests."""
     here = Path(__file__).parent
     items.sort(key=lambda item: Path(str(item.path)).is_relative_to(here))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed browser test's report ends with what the shared page was waiting for (``Viewer.diagnosis``)."""
+    outcome = yield
+    report = outcome.get_result()
+    viewer = getattr(item, "funcargs", {}).get("viewer") or _booted.get("viewer")
+    if report.failed and call.when == "call" and viewer is not None:
+        report.sections.append(("page at the failure", viewer.diagnosis()))
+        report.sections.append(("server threads at the failure", _thread_stacks()))
+
+
+def _thread_stacks() -> str:
+    """The innermost frames of every thread but this one (the server's loop and its workers, a reader holding a
+    lock): a server that stopped answering shows where it waits."""
+    names = {t.ident: t.name for t in threading.enumerate()}
+    out = []
+    for ident, frame in sys._current_frames().items():
+        if ident == threading.get_ident():
+            continue
+        out.append(f"thread {names.get(ident, ident)}:")
+        out.extend("  " + line.rstrip() for line in traceback.format_stack(frame)[-10:])
+    return "\n".join(out)
+
+
+_booted: dict[str, Any] = {}  # the session's Viewer once booted (a test may reach it through another fixture)
 
 
 @pytest.fixture(scope="session")
@@ -138,6 +167,16 @@ class Viewer:
     boot: dict[str, Any] = field(default_factory=dict)  # timings from the worker, plus wall-clock wallMs
 
     expected_failures: list[str] = field(default_factory=list)  # URL parts of requests a test makes fail on purpose
+    in_flight: dict[Request, float] = field(default_factory=dict)  # requests not finished yet, and when they started
+
+    def diagnosis(self) -> str:
+        """What the page is waiting for (requests not finished, oldest first) and its last console lines: the
+        report of a failed browser test ends with it, so a page that stopped answering says why."""
+        now = time.perf_counter()
+        waiting = [f"  {now - t:6.1f} s  {r.method} {r.url}" for r, t in sorted(self.in_flight.items(),
+                                                                             key=lambda kv: kv[1])]
+        return "\n".join([f"requests in flight: {len(waiting)}", *waiting, "last console lines:",
+                          *(f"  {line[:300]}" for line in self.console[-25:]), f"page errors: {self.page_errors[-5:]}"])
 
     def real_failures(self) -> list[str]:
         """``failures`` without the follow streams the page closed on purpose (switching sessions or files) and the
@@ -235,8 +274,10 @@ def viewer(browser: Browser, served: Served) -> Iterator[Viewer]:
 
     def on_request(request: Request) -> None:
         v.requests.append(request.url)
+        v.in_flight[request] = time.perf_counter()
 
     def on_request_failed(request: Request) -> None:
+        v.in_flight.pop(request, None)
         v.failures.append(f"{request.url}: {request.failure}")
 
     def on_response(response: Any) -> None:
@@ -248,6 +289,7 @@ def viewer(browser: Browser, served: Served) -> Iterator[Viewer]:
 
     context.on("request", on_request)
     context.on("requestfailed", on_request_failed)
+    context.on("requestfinished", lambda request: v.in_flight.pop(request, None))
     context.on("response", on_response)
     page.on("console", on_console)
     page.on("pageerror", lambda exc: v.page_errors.append(str(exc)))
@@ -275,7 +317,9 @@ def viewer(browser: Browser, served: Served) -> Iterator[Viewer]:
         )
     v.boot = {**result["timings"], "wallMs": round((time.perf_counter() - started) * 1000)}
     v.boot_console_errors = [line for line in v.console if line.startswith("error:")]
+    _booted["viewer"] = v
     yield v
+    _booted.clear()
     context.close()
 
 
