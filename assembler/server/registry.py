@@ -176,18 +176,27 @@ class SessionRegistry:
         self.sources: OrderedDict[tuple[Path, str | None], SessionSource] = OrderedDict()  # least recently used first
         self._ids: dict[str, Path] = {}
         self._scanned_at = -SCAN_FRESH_S
+        self._scanned_from = -SCAN_FRESH_S  # when the scan whose result stands started
+        self._scan_result = threading.Lock()  # a scan's result is put in place whole
         self._scanning: asyncio.Future[dict[str, Path]] | None = None  # the listing scan under way, if any
         self._root_of: dict[Path, Path] = {}  # scanned file -> the root it was found under (checked at each open)
         self._orders: tuple[dict[Path, Path], dict[str, list[Path]]] = ({}, {})  # a scan's projects' file orders
         self.scan()
 
     def scan(self) -> dict[str, Path]:
-        """Find every session file under the roots (symlinks pointing outside their root are skipped)."""
+        """Find every session file under the roots (symlinks pointing outside their root are skipped). Scans run in
+        worker threads and may overlap (a listing's, an unknown id's): a scan that started before the one whose
+        result stands never replaces it (it could miss a file the later one found), it returns the later result."""
+        started = time.monotonic()
         ids, root_of = self.walk()
-        self._scanned_at = time.monotonic()
-        self._ids = ids
-        self._root_of = root_of
-        self.catalog.keep_only(root_of)
+        with self._scan_result:
+            if started < self._scanned_from:
+                return self._ids
+            self._scanned_from = started
+            self._scanned_at = time.monotonic()
+            self._ids = ids
+            self._root_of = root_of
+            self.catalog.keep_only(root_of)
         return ids
 
     def walk(self) -> tuple[dict[str, Path], dict[Path, Path]]:
