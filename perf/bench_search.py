@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from assembler.chunk_rows import pack_chunk_runs
+from assembler.demo import DemoBuilder
 from assembler.records import encode
-from perf.demo import DemoBuilder
 
 __all__ = ["main", "run", "write_sessions"]
 

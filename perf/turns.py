@@ -14,9 +14,8 @@ import sys
 from typing import Any
 
 from assembler.chunk_rows import pack_chunk_runs
+from assembler.demo import DemoBuilder
 from assembler.records import encode
-
-from .demo import DemoBuilder
 
 __all__ = ["many_turns", "many_turns_bytes", "main"]
 

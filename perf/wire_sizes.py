@@ -32,10 +32,10 @@ import brotli  # type: ignore[import-untyped]  # no stubs; compress() only
 import msgspec
 
 from assembler.chunk_rows import expand_records, is_storage_row, pack_chunk_runs
+from assembler.demo import demo_session
 from assembler.history import history_records
 from assembler.records import ChunksRecord, decode_page, encode, member_count
 from assembler.store.jsonl import read_session
-from perf.demo import demo_session
 from perf.synthetic import DELTA_EVENTS, DELTA_RUNS, history_transport_events
 
 __all__ = ["GZIP_LEVEL", "BROTLI_QUALITY", "REFERENCE", "default_corpus", "measure_log", "run", "render", "main"]

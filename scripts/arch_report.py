@@ -39,6 +39,7 @@ PARTS: dict[str, str] = {
     "assembler.text": "Records",
     "assembler.textdiff": "Records",
     "assembler.tooltext": "Records",
+    "assembler.demo": "Records",
     "assembler.interop": "Readers",
     "assembler.session": "Session",
     "assembler.surface": "Session",

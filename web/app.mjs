@@ -20,6 +20,8 @@
 //   digest()         after loadPage/openFile: {digest, canonicalBytes, ms} of the transcript the window shows
 //                    (computed on request, off loadPage's timed path)
 //   heapSize()       the worker's wasm heap in bytes
+//   warmUp()         the worker's idle warm-up so far (warmup.mjs): {steps, ms, done}; steps 0 when a request that
+//                    reads or shows a session came before Python was ready
 //   idle()           resolves when no render is pending
 //   replay()         the "Replay benchmark" panel's run: the open window replayed scalar and packed (replay.mjs)
 //   replayPage(bytes) one SessionPage replayed in a scratch window, stage by stage (perf.bench_browser)
@@ -153,6 +155,10 @@ const viewer = {
   scrollToSeq,
   digest: async () => { await bridge.ready; return bridge.json("digest"); },
   heapSize: () => bridge.call("heapSize"),
+  warmUp: async () => {
+    const t = await bridge.call("ready");
+    return { steps: t.warmSteps ?? 0, ms: t.warmMs ?? 0, done: Boolean(t.warmDone) };
+  },
   idle: () => view.idle(),
   timings: {},
 };

@@ -20,6 +20,7 @@
 import { AFTER_RESTORE, PACKAGES, SNAPSHOT_PATH, pyodideOptions } from "./boot.mjs";
 import { FILE_HEAP_LIMIT, PAGE_SIZE, PREVIEW_BYTES, PREVIEW_FILE_BYTES, SLICE_BYTES, TEST_MODE } from "./config.mjs";
 import { loadPyodide } from "./pyodide/pyodide.mjs";
+import { IdleWarmUp } from "./warmup.mjs";
 
 const T0 = performance.now();
 /** @type {import("./pyodide/pyodide.mjs").PyodideAPI} */
@@ -143,9 +144,7 @@ function replayed(bytes) {
 }
 
 /** @param {ArrayBuffer | Uint8Array} buffer */
-function bytesOf(buffer) {
-  return buffer instanceof Uint8Array ? buffer : new Uint8Array(buffer);
-}
+const bytesOf = (buffer) => (buffer instanceof Uint8Array ? buffer : new Uint8Array(buffer));
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
@@ -473,8 +472,11 @@ if (TEST_MODE) {
   };
 }
 
+const warmUp = new IdleWarmUp(() => parsed(call("warm_up")), timings); // until a request reads or shows a session
+
 self.onmessage = async (event) => {
   const { id, op, args } = /** @type {{id: number, op: string, args: any}} */ (event.data);
+  warmUp.engage(op);
   try {
     await ready;
     const handler = OPS[op];
@@ -493,6 +495,6 @@ self.onmessage = async (event) => {
 };
 
 ready.then(
-  (t) => post({ type: "ready", timings: t }),
+  (t) => { post({ type: "ready", timings: t }); void warmUp.run(); },
   (err) => post({ type: "failed", error: String(err?.message || err) }),
 );

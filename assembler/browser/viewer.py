@@ -27,6 +27,7 @@ from .inspector import context_meter, inspect_request
 from .replay import replay_page, window_page
 from .sitesearch import SiteShards
 from .updates import as_bytes, elapsed_ms, encode_json, error_value
+from .warmup import WarmUp
 from .window import Window
 
 __all__ = [
@@ -51,6 +52,7 @@ class Viewer:
         self.folder = OpenFolder()
         self.compare = CompareView(self.folder.context)
         self.site = SiteShards()
+        self.warm = WarmUp(Viewer)
 
     def reset(self) -> None:
         """Forget the window (a new session, file or page)."""
@@ -59,6 +61,11 @@ class Viewer:
     def settle(self) -> None:
         """The page is idle after a page load: resume the cycle collector a ``defer_gc`` load left paused."""
         self.collector.settle()
+
+    def warm_up(self) -> bytes:
+        """One step of the idle warm-up (``warmup``): the worker calls it after boot while no request waits, until a
+        step says ``done`` or the first real request arrives. ``{step, path, ms, done}``."""
+        return self.warm.step()
 
     # -- pages and follow ------------------------------------------------------------------------------------------
 

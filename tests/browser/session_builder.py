@@ -1,4 +1,4 @@
-"""Test-only session builders: small, deterministic session logs written with our own generator (``perf.demo``).
+"""Test-only session builders: small, deterministic session logs written with our own generator (``assembler.demo``).
 
 ``Session`` collects logical events (dense seqs, a fake clock) turn by turn; ``to_bytes`` packs delta runs into
 chunk rows exactly as a live writer would.
@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from assembler.chunk_rows import pack_chunk_runs
+from assembler.demo import DemoBuilder
 from assembler.records import encode
-from perf.demo import DemoBuilder
 
 __all__ = ["Session", "jsonl"]
 

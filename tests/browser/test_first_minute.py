@@ -13,6 +13,9 @@ import pytest
 from playwright.sync_api import Browser, Page, Route
 from session_builder import Session
 
+from assembler.history import page_value
+from assembler.records import encode
+
 if TYPE_CHECKING:
     from conftest import Served, Viewer
 
@@ -78,6 +81,38 @@ def test_list_renders_before_python_is_ready_and_a_pick_waits(browser: Browser, 
         assert page.locator("#boot-status").is_hidden()  # no "Ready (…)" left behind
         stages = [s["stage"] for s in page.evaluate("() => window.transcriptViewer.ready")["stages"]]
         assert stages == ["runtime", "packages", "ready"]
+        # The session was waiting when Python became ready: the idle warm-up never ran ahead of it.
+        assert page.evaluate("() => window.transcriptViewer.warmUp()") == {"steps": 0, "ms": 0, "done": False}
+    finally:
+        context.close()
+
+
+def test_an_idle_worker_warms_up_and_stops_at_the_first_session(browser: Browser, served: Served) -> None:
+    """Booted with nothing to show, the worker runs its warm-up (a scratch viewer folding our demo session) to the end
+    without a console error; a page loaded afterwards shows as ever and starts no further step."""
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    try:
+        page.goto(f"{served.url}?test=1")
+        page.evaluate("() => window.transcriptViewer.ready")
+        warm = page.evaluate("""async () => {
+            for (let i = 0; i < 600; i++) {  // a minute at most
+                const warm = await window.transcriptViewer.warmUp();
+                if (warm.done) return warm;
+                await new Promise((resolve) => setTimeout(resolve, 100));
+            }
+            return await window.transcriptViewer.warmUp();
+        }""")
+        events = small("after-warm").events
+        assert warm["steps"] == 8 and warm["ms"] > 0, warm
+        summary = page.evaluate("(bytes) => window.transcriptViewer.loadPage(new TextEncoder().encode(bytes))",
+                                encode(page_value(events, max_messages=len(events) + 1)).decode())
+        assert summary["chatNodes"] > 0
+        assert "Answer 3." in page.inner_text("#transcript")
+        assert page.evaluate("() => window.transcriptViewer.warmUp()")["steps"] == 8
+        assert errors == []
     finally:
         context.close()
 
@@ -89,7 +124,7 @@ def test_production_page_has_no_test_hooks(browser: Browser, served: Served) -> 
         page.goto(served.url)
         page.wait_for_function("() => window.transcriptViewer !== undefined")
         hooks = page.evaluate("() => Object.keys(window.transcriptViewer).sort()")
-        assert {"ready", "loadPage", "openFile", "search", "digest", "heapSize"} <= set(hooks)
+        assert {"ready", "loadPage", "openFile", "search", "digest", "heapSize", "warmUp"} <= set(hooks)
         assert not {"runPython", "state", "view"} & set(hooks)
     finally:
         context.close()

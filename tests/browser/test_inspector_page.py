@@ -15,8 +15,8 @@ from interop_support import interop_file
 
 from assembler.browser import Viewer as PyViewer
 from assembler.chunk_rows import pack_chunk_runs
+from assembler.demo import demo_session
 from assembler.records import encode
-from perf.demo import demo_session
 
 if TYPE_CHECKING:
     from conftest import Viewer

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 from conversation_support import storage_page_bytes
 
 from assembler.cli import main
+from assembler.demo import demo_session
 from assembler.logfile import parse_session_bytes
 from assembler.records import decode_page, encode
 from assembler.transcript import assemble, digest
 from definitions import default_definitions
-from perf.demo import demo_session
 
 if TYPE_CHECKING:
     from conftest import Viewer

@@ -12,10 +12,10 @@ from corpus import FIXTURES, require_corpus
 from assembler import render
 from assembler.browser import Viewer as PyViewer
 from assembler.chunk_rows import expand_records, pack_chunk_runs
+from assembler.demo import demo_session
 from assembler.logfile import parse_session_bytes
 from assembler.records import encode
 from assembler.surface import SurfaceManager
-from perf.demo import demo_session
 
 if TYPE_CHECKING:
     from conftest import Viewer

@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assembler.chunk_rows import is_storage_row, pack_chunk_runs
+from assembler.demo import demo_session
 from assembler.logfile import parse_session_bytes
 from assembler.records import ROW_TYPES, encode
 from assembler.store.sqlite import StoreError, read_sqlite
 from assembler.store.sqlite_rows import record_row
-from perf.demo import demo_session
 from perf.load_follow import LogGenerator
 
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**6), st.sampled_from([1.5, -0.0, 1e300, 4.0, 2.0]),

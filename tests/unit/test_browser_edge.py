@@ -12,11 +12,11 @@ from conversation_support import Session, assemble_page, storage_page_bytes
 
 from assembler.browser import FileLoad, Viewer
 from assembler.chunk_rows import pack_chunk_runs
+from assembler.demo import demo_session
 from assembler.history import snapshot_value
 from assembler.logfile import parse_session_bytes
 from assembler.records import decode_page, encode
 from assembler.transcript import digest
-from perf.demo import demo_session
 
 
 def demo_bytes() -> bytes:
@@ -253,13 +253,15 @@ def test_load_older_rerenders_the_row_that_loses_its_turn_divider() -> None:
 
 
 def test_every_entry_point_the_worker_calls_is_one_of_the_viewer() -> None:
-    """``web/*.mjs`` calls the Python viewer by name (``call("name", ...)``): each such name is a public method of
-    ``Viewer``, and each public method of ``Viewer`` is called by the worker (none is kept for tests only)."""
+    """``web/*.mjs`` calls the Python viewer by name (the worker's ``call("name", ...)``; the page's
+    ``bridge.call("op")`` names a worker op, not a method): each such name is a public method of ``Viewer``, and each
+    public method of ``Viewer`` is called by the worker (none is kept for tests only)."""
     import re
     from pathlib import Path
 
     web = Path(__file__).resolve().parents[2] / "web"
-    called = {m for path in web.glob("*.mjs") for m in re.findall(r'\bcall\("([a-z_]+)"', path.read_text("utf-8"))}
+    calls = re.compile(r'(?<![.\w])call\("([a-z_]+)"')
+    called = {m for path in web.glob("*.mjs") for m in calls.findall(path.read_text("utf-8"))}
     public = {n for n in dir(Viewer) if not n.startswith("_") and callable(getattr(Viewer, n))}
     assert called and called <= public, sorted(called - public)
     assert public == called, sorted(public - called)

@@ -13,10 +13,10 @@ from corpus import FIXTURES, corpus_params, require_corpus
 from assembler import render
 from assembler.browser import Viewer
 from assembler.chunk_rows import expand_records, pack_chunk_runs
+from assembler.demo import demo_session
 from assembler.logfile import parse_session_bytes
 from assembler.records import encode
 from assembler.surface import SurfaceManager
-from perf.demo import demo_session
 
 COMPACTION = "examples/headless-agent/tests/snapshots/compaction-recovery/session.jsonl"
 PACKED = "examples/jsonrpc-agent/tests/snapshots/text-turn/session.jsonl"

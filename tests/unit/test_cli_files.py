@@ -11,8 +11,9 @@ import pytest
 
 from assembler.chunk_rows import expand_records
 from assembler.cli import main
+from assembler.demo import demo_session
 from assembler.store.jsonl import read_session, write_session
-from perf.demo import demo_session, write_demo
+from perf.demo import write_demo
 
 
 @pytest.fixture()

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from assembler.browser import Viewer
+from assembler.demo import demo_session
 from assembler.records import encode
 from perf.claude_gen import generate
-from perf.demo import demo_session
 
 
 def ours() -> bytes:

@@ -13,11 +13,11 @@ from conversation_support import storage_page_bytes
 from assembler.browser import FileLoad, Viewer
 from assembler.chunk_rows import expand_records, pack_chunk_runs
 from assembler.cli import main
+from assembler.demo import demo_session
 from assembler.logfile import parse_session_bytes
 from assembler.records import decode_page, encode
 from assembler.transcript import assemble, digest
 from definitions import default_definitions
-from perf.demo import demo_session
 
 
 def unpacked_log() -> tuple[bytes, list[object]]:
