@@ -121,6 +121,8 @@ class SessionSource:
         self._cut = False  # the file was read again from its start: followers are cut off at the next update
         self._attached = False  # the file's reader gives this session its records (from the first read on)
         self.closed = False
+        self.version = 0  # moves on whenever what the file's reader told changes (records, header, fault)
+        self._last_frame: tuple[int, int, bytes] | None = None  # (max_messages, version, snapshot frame): reused
 
     @property
     def followable(self) -> bool:
@@ -133,6 +135,7 @@ class SessionSource:
         return bool(self.subscribers)
 
     def take(self, result: LoadResult, records: list[StorageRecord], lines: list[bytes | None] | None) -> None:
+        self.version += 1
         self.header, self.error = result.header, result.error
         if records:
             self.index.extend(records)
@@ -140,6 +143,7 @@ class SessionSource:
                 self._new += zip(records, lines or [None] * len(records), strict=True)
 
     def restart(self, cut: bool) -> None:
+        self.version += 1
         self.index = MessageIndex()
         self.header = self.error = None
         self._new = []
@@ -239,14 +243,23 @@ class SessionSource:
             return frame
 
     async def _snapshot_frame(self, max_messages: int) -> bytes:
-        """The SSE snapshot frame of the file as parsed now (under ``lock``)."""
+        """The SSE snapshot frame of the file as parsed now (under ``lock``). The last one made is reused while the
+        reader has told nothing new (``version``): a session opened again, or by another reader, is not encoded
+        again (a big session's frame is megabytes). The version is read first, so a frame made while the reader
+        told something new is never reused for it."""
+        version = self.version
+        last = self._last_frame
+        if last is not None and last[0] == max_messages and last[1] == version:
+            return last[2]
         header = self.header or {}
         value = await run_in_threadpool(self.with_index, lambda index: index.snapshot(header, max_messages))
         fault = self.fault()
         if fault is not None:
             value["error"] = fault
         data = encode(value)
-        return b"id: %d\ndata: %s\n\n" % (value["cursor"], data) if value["cursor"] >= 0 else b"data: %s\n\n" % data
+        frame = b"id: %d\ndata: %s\n\n" % (value["cursor"], data) if value["cursor"] >= 0 else b"data: %s\n\n" % data
+        self._last_frame = (max_messages, version, frame)
+        return frame
 
     def unsubscribe(self, follower: Follower) -> None:
         """Forget ``follower``; the watcher stops with the last one."""
