@@ -10,7 +10,10 @@ carries) to its first screen: the served open path against ``load_page``.
 Each measurement is the first thing a freshly booted viewer does (a new browser context each, the two paths
 alternating, ``--boots`` of each): what a reader opening a session meets. The click's time includes fetching the
 snapshot from the server; ``loadPage``'s starts with the page's bytes already fetched. Reports the medians
-(``clickFirstRowMs``, ``loadPageMs``); nothing is asserted (STYLE 15). Needs ``make build``.
+(``clickFirstRowMs``, ``loadPageMs``; ``fetchAndLoadPageMs`` times ``loadPage`` from the page's GET, as the click
+path includes its fetch) and the split of the click (``clickSplitMs``, the page's marks
+``viewer:follow-response``, ``viewer:snapshot-received``, ``viewer:snapshot-folded``); nothing is asserted
+(STYLE 15). Needs ``make build``.
 """
 
 from __future__ import annotations
@@ -38,14 +41,22 @@ _READY = f"""async () => {{
 
 # One click on the session's list entry to its first row; the mark is cleared first so each click sets its own.
 _CLICK = f"""async () => {{
-    performance.clearMarks("viewer:first-row");
+    for (const name of ["viewer:first-row", "viewer:follow-response", "viewer:snapshot-received",
+                        "viewer:snapshot-folded"]) performance.clearMarks(name);
     const button = document.querySelector("#session-list button[data-id='{SESSION}']");
     if (!button) throw new Error("the session list has no entry {SESSION}");
     const t0 = performance.now();
     button.click();
     while (performance.now() - t0 < 120000) {{
         const mark = performance.getEntriesByName("viewer:first-row")[0];
-        if (mark) return mark.startTime - t0;
+        if (mark) {{
+            const at = (name) => {{
+                const m = performance.getEntriesByName(name).at(-1);
+                return m ? Math.round((m.startTime - t0) * 10) / 10 : null;
+            }};
+            return {{ ms: mark.startTime - t0, response: at("viewer:follow-response"),
+                     received: at("viewer:snapshot-received"), folded: at("viewer:snapshot-folded") }};
+        }}
         await new Promise((resolve) => setTimeout(resolve, 1));
     }}
     throw new Error("no first row 120 s after the click");
@@ -53,10 +64,12 @@ _CLICK = f"""async () => {{
 
 _LOAD = """async ([path]) => {
     const tv = window.transcriptViewer;
+    const tFetch = performance.now();
     const bytes = new Uint8Array(await (await fetch(path)).arrayBuffer());
     const t0 = performance.now();
     const r = await tv.loadPage(bytes);
-    return { wall: performance.now() - t0, ms: r.ms, bytes: bytes.length, records: r.records };
+    const end = performance.now();
+    return { wall: end - t0, withFetch: end - tFetch, ms: r.ms, bytes: bytes.length, records: r.records };
 }"""
 
 
@@ -82,7 +95,8 @@ def _boot(browser: Any, url: str, step: str) -> dict[str, Any]:
         page.goto(url)
         page.wait_for_function(_READY, polling=50)
         if step == "click":
-            return {"step": step, "ms": page.evaluate(_CLICK)}
+            click = page.evaluate(_CLICK)
+            return {"step": step, "ms": click["ms"], "split": click}
         load = page.evaluate(_LOAD, [f"api/sessions/{SESSION}/page?maxMessages=50"])
         return {"step": step, "ms": load["wall"], "load": load}
     finally:
@@ -106,6 +120,12 @@ def measure(browser: Any, boots: int = 4, log: Any = print, runs: int = DELTA_RU
         "session": SESSION, "boots": boots, "pageBytes": loads[0]["load"]["bytes"],
         "records": loads[0]["load"]["records"],
         "clickFirstRowMs": _median(clicks), "loadPageMs": _median([r["ms"] for r in loads]),
+        "fetchAndLoadPageMs": _median([r["load"]["withFetch"] for r in loads]),  # the page's GET, then loadPage
+        # The click's path, ms after the click (medians): the server's answer (follow-response), the snapshot read
+        # whole and split in the page (received), the worker's answer (folded); the rest is the page's first screen.
+        "clickSplitMs": {k: _median([r["split"][k] for r in results
+                                     if r["step"] == "click" and r["split"][k] is not None])
+                         for k in ("response", "received", "folded")},
         "runs": results,
     }
     log(f"served: click → first row {report['clickFirstRowMs']} ms, loadPage {report['loadPageMs']} ms "

@@ -56,8 +56,11 @@ export function openSession(id, { onOpened = () => {} } = {}) {
     },
     onFrames: async (frames) => {
       let update;
+      const opening = !state.liveOpened;
+      if (opening) performance.mark("viewer:snapshot-received"); // read whole, split, about to go to the worker
       try {
         update = await bridge.json("frames", { frames }, [...new Set(frames.map((f) => f.buffer))]);
+        if (opening) performance.mark("viewer:snapshot-folded");
       } catch (err) {
         setAlert("worker", `Python failed on session ${id}: ${/** @type {Error} */ (err).message}. The rows shown stay.`);
         done();

@@ -193,6 +193,7 @@ export class Follow {
       const type = response.headers.get("content-type") || "";
       if (!response.ok || !response.body || !type.startsWith("text/event-stream")) throw new Error("not a stream");
       if (!current()) return;
+      if (!this.opens) performance.mark("viewer:follow-response"); // the server's answer to the first connection
       this.opens += 1;
       this.retryMs = RETRY_MIN_MS;
       this.onState("live");
