@@ -37,8 +37,10 @@ export class IdleWarmUp {
         const { done } = this.step();
         this.timings.warmSteps = steps;
         this.timings.warmMs = Math.round(performance.now() - started);
-        if (done) this.timings.warmDone = 1;
-        if (done) break;
+        if (done) {
+          this.timings.warmDone = 1;
+          break;
+        }
       }
     } catch (err) {
       console.error(`the idle warm-up failed: ${String(/** @type {any} */ (err)?.message || err)}`);

@@ -57,8 +57,11 @@ class WarmUp:
         self.steps = 0
 
     def step(self) -> bytes:
-        """One step: ``{step, path, ms, done}`` (``path``: "page" or "frame"; ``done``: no step is left)."""
+        """One step: ``{step, path, ms, done}`` (``path``: "page" or "frame"; ``done``: no step is left, and a call
+        after that does nothing)."""
         t0 = time.perf_counter()
+        if self.steps >= STEPS:
+            return encode_json({"step": self.steps, "path": None, "ms": 0, "done": True})
         if self.scratch is None:
             self.scratch = self.make_viewer()
             header, batches = demo_session(COPIES)

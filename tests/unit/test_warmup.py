@@ -27,6 +27,7 @@ def test_the_steps_alternate_page_and_frame_and_stop_after_steps() -> None:
     assert [s["step"] for s in steps] == list(range(1, STEPS + 1))
     assert [s["path"] for s in steps] == ["page", "frame"] * (STEPS // 2)
     assert [s["done"] for s in steps] == [False] * (STEPS - 1) + [True]
+    assert json.loads(viewer.warm_up()) == {"step": STEPS, "path": None, "ms": 0, "done": True}  # nothing more
 
 
 def test_page_and_snapshot_fold_the_same_session() -> None:
