@@ -56,18 +56,17 @@ export function openSession(id, { onOpened = () => {} } = {}) {
     },
     onFrames: async (frames) => {
       let update;
-      const opening = !state.liveOpened;
-      if (opening) performance.mark("viewer:snapshot-received"); // read whole, split, about to go to the worker
+      const first = !state.liveOpened; // these frames open the session (its snapshot)
+      if (first) performance.mark("viewer:snapshot-received"); // read whole, split, about to go to the worker
       try {
         update = await bridge.json("frames", { frames }, [...new Set(frames.map((f) => f.buffer))]);
-        if (opening) performance.mark("viewer:snapshot-folded");
+        if (first) performance.mark("viewer:snapshot-folded");
       } catch (err) {
         setAlert("worker", `Python failed on session ${id}: ${/** @type {Error} */ (err).message}. The rows shown stay.`);
         done();
         return;
       }
       if (!current()) return;
-      const first = !state.liveOpened;
       state.liveOpened = true;
       if (update.html) view.prime(update.html); // a snapshot's first screen came with it: no second trip
       if (!update.error) clearAlert("live"); // recovered
