@@ -214,7 +214,10 @@ class ServedFile:
             if self._loader.live:
                 self._close_idle_tail(st.st_mtime)
             return
-        if self._identity is not None and (change == "rewritten" or not self._loader.live):
+        # Read again from the start: a rewritten file, a whole-file format, or a file read to its end as complete
+        # (one that was empty, or whose first line was not whole yet) which has grown since.
+        old = self._loader
+        if self._identity is not None and (change == "rewritten" or not old.live or old.finished):
             self._reset()
         self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
         loader = self._loader

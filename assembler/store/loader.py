@@ -73,6 +73,11 @@ class AnyLoader:
         return self.format is not None and self.format.live and not self.compressed
 
     @property
+    def finished(self) -> bool:
+        """``finish`` was called: the input was taken as complete and no byte fed after it is read."""
+        return self._done
+
+    @property
     def reader(self) -> Any:
         """The line format reader of another harness's log (``interop.base.LineReader``), else None: an edge reads
         what it exposes beside the log (Claude Code's ``uuids``)."""

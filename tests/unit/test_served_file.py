@@ -157,3 +157,27 @@ def test_crlf_delta_lines_are_sent_without_a_carriage_return(tmp_path: Path) -> 
     frames = [part for part in wire.split(b"\n\n") if part]
     seqs = [decode_follow_frame(f[f.index(b"data: ") + 6:]).event.seq for f in frames]  # type: ignore[attr-defined]
     assert seqs == list(range(20 - 1, len(lines) - 1))
+
+
+@pytest.mark.parametrize("first", [b"", b'{"type": "session", "vers'])
+def test_a_file_first_read_empty_or_half_written_shows_what_is_written_after(tmp_path: Path, first: bytes) -> None:
+    """A recorder creates its file, then writes: a file listed while empty (or while its first line was half
+    written) was read to its end as complete; once it grows, the list and the page read it again from the start
+    (an empty file used to stay an empty session for good)."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(first)
+    registry = SessionRegistry([tmp_path])
+    data = unpacked_log(2, 50)
+
+    async def list_then_write() -> tuple[int, int]:
+        await registry.listing(None)
+        source = await registry.find("s")
+        await source.update()
+        path.write_bytes(data)
+        (entries, _) = await registry.listing(None)
+        await source.update()
+        [(_, served)] = entries
+        return served.event_count, source.index.event_count
+
+    listed, opened = asyncio.run(list_then_write())
+    assert listed == opened == data.count(b"\n") - 1
