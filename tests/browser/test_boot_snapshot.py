@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from conversation_support import assemble_page, storage_page_bytes
-from corpus import FIXTURES, log_id, session_logs
+from corpus import FIXTURES, log_id, require_corpus, session_logs
 from playwright.sync_api import Browser, Route
 
 from assembler.records import decode_page
@@ -42,9 +42,8 @@ json.dumps({
 
 
 def a_real_log() -> str:
+    require_corpus()  # fails in CI, skips for a user without ../shared
     logs = session_logs()
-    if not logs:
-        pytest.fail(f"the conformance corpus is missing at {FIXTURES} (the browser suite needs ../shared)")
     return log_id(max(logs, key=lambda p: p.stat().st_size))  # the largest: the most row kinds
 
 

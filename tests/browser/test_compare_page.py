@@ -421,7 +421,9 @@ def test_a_long_comparison_keeps_only_the_turns_near_the_viewport(compared: Page
 def test_two_runs_of_one_scenario_picked_as_files_are_compared(compared: Page, tmp_path: Path) -> None:
     """The shared logs hold one scenario (advanced-toolchain) run by two of the reference's agents; picking both
     files at once with Open file… lists them as a folder is, and the two rows compare as any two rows do."""
-    from corpus import FIXTURES
+    from corpus import FIXTURES, require_corpus
+
+    require_corpus()
 
     paths = []
     for agent in ("headless-agent", "acp-agent"):

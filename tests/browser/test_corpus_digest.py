@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from conversation_support import assemble_page, storage_page_bytes
 from corpus import FIXTURES, corpus_params, log_id, session_logs
+from test_goldens import corpus_present
 
 from assembler.records import decode_page
 from assembler.store.jsonl import read_session
@@ -21,12 +22,6 @@ from assembler.transcript import digest
 
 if TYPE_CHECKING:
     from conftest import Viewer
-
-
-def corpus_present() -> None:
-    """The browser suite never skips: without the real logs it fails, naming where they were looked for."""
-    if not (FIXTURES.is_dir() and session_logs()):
-        pytest.fail(f"the conformance corpus is missing at {FIXTURES} (the browser suite needs ../shared)")
 
 
 def cpython_digest(path: Path) -> str:
