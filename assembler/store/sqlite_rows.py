@@ -244,8 +244,9 @@ def load_rows(rows: Iterable[tuple[Any, ...]], header: dict[str, Any], *, stray:
             break
         seq = record["seq"] if type(record) is dict else record.seq  # type: ignore[union-attr]
         if seq != expected:
-            result.error = SessionFileError(f"{where}: seq {seq} does not continue the log (expected seq {expected})",
-                                            seq=seq)
+            what = "seq" if type(record) is dict else "row seq0"  # the words of the line reader (logfile)
+            result.error = SessionFileError(
+                f"{where}: {what} {seq} does not continue the log (expected seq {expected})", seq=seq)
             break
         if type(record) is not dict:
             result.row_count += 1
